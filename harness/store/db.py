@@ -1,0 +1,101 @@
+"""Opening the results store: one SQLite file per results directory, migrated on open.
+
+Writes go through ``Store.tx()`` (one transaction, ``BEGIN IMMEDIATE``) so concurrent writers
+(parallel ops, several processes) serialise cleanly; WAL mode lets readers go on meanwhile.
+Each thread gets its own connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+from harness.store.schema import MIGRATIONS, SCHEMA_VERSION
+
+DB_NAME = "harness.sqlite"
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+def utcnow() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class Store:
+    def __init__(self, results_dir: str | Path):
+        self.dir = Path(results_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / DB_NAME
+        self._local = threading.local()
+        self._migrate()
+
+    # -- connections -------------------------------------------------------------------
+    def conn(self) -> sqlite3.Connection:
+        c = getattr(self._local, "conn", None)
+        if c is None:
+            c = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+            c.row_factory = sqlite3.Row
+            c.execute("PRAGMA journal_mode=WAL")
+            c.execute("PRAGMA foreign_keys=ON")
+            c.execute("PRAGMA busy_timeout=60000")
+            self._local.conn = c
+        return c
+
+    @contextlib.contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        c = self.conn()
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            yield c
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        else:
+            c.execute("COMMIT")
+
+    def query(self, sql: str, params: tuple | dict = ()) -> list[sqlite3.Row]:
+        return self.conn().execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        c = getattr(self._local, "conn", None)
+        if c is not None:
+            c.close()
+            self._local.conn = None
+
+    # -- schema --------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        return self.conn().execute("PRAGMA user_version").fetchone()[0]
+
+    def _migrate(self) -> None:
+        c = self.conn()
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            v = c.execute("PRAGMA user_version").fetchone()[0]
+            if v > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: schema version {v} is newer than this harness knows "
+                    f"({SCHEMA_VERSION}); upgrade the harness (pip install -U kernel-harness)"
+                )
+            for i in range(v, SCHEMA_VERSION):
+                for stmt in _statements(MIGRATIONS[i]):
+                    c.execute(stmt)
+                c.execute(f"PRAGMA user_version = {i + 1}")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        else:
+            c.execute("COMMIT")
+
+
+def _statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip() and not _only_comments(s)]
+
+
+def _only_comments(s: str) -> bool:
+    return all(not line.strip() or line.strip().startswith("--") for line in s.splitlines())

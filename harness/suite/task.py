@@ -1,0 +1,166 @@
+"""A task (reference op): one KernelBench-format Python file, plus our optional metadata.
+
+KernelBench format: ``class Model(nn.Module)``, ``get_inputs()``, ``get_init_inputs()``, with
+shape constants as module globals. Our own ops add two module-level dicts that KernelBench
+ignores:
+
+``META``   category, dtype, atol, rtol, and ``flops`` / ``bytes`` formulas: Python
+           expressions over the module's shape globals (e.g. ``"2*M*N*K"``).
+``SHAPES`` named shape profiles as overrides of those globals: ``"small"`` (CPU-friendly)
+           and ``"extra"`` (a list; reserved for final evaluation so that shape-hardcoded
+           kernels fail).
+
+A profile is applied by loading the module afresh and overwriting its globals before
+calling ``get_init_inputs()`` / ``get_inputs()``; the file itself stays a valid KernelBench
+task at its default shapes.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import itertools
+import math
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_TOL = {"float32": 1e-4, "float64": 1e-7, "float16": 1e-2, "bfloat16": 1e-2}
+
+_counter = itertools.count()
+
+
+class TaskError(ValueError):
+    """A task file that cannot be used; the message names the file, the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class OpMeta:
+    category: str = "uncategorised"
+    dtype: str = "float32"
+    atol: float = 1e-4
+    rtol: float = 1e-4
+    flops: str | None = None  # expression over shape globals
+    bytes: str | None = None  # expression over shape globals (minimum bytes moved)
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DEFAULT_TOL:
+            raise TaskError(f"META['dtype']={self.dtype!r}: use one of {sorted(DEFAULT_TOL)}")
+        if self.atol < 0 or self.rtol < 0:
+            raise TaskError("META atol/rtol must be >= 0")
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    path: Path
+    source: str
+    meta: OpMeta
+    shapes: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile -> overrides
+    kernelbench: bool = False  # True when the file carries no META (plain KernelBench task)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()
+
+    @property
+    def profiles(self) -> list[str]:
+        return ["default", *self.shapes]
+
+    @property
+    def extra_profiles(self) -> list[str]:
+        return [p for p in self.shapes if p.startswith("extra")]
+
+    def load_module(self, profile: str = "default") -> types.ModuleType:
+        """Execute the task file as a fresh module with ``profile``'s globals applied."""
+        if profile != "default" and profile not in self.shapes:
+            raise TaskError(f"{self.path}: no shape profile {profile!r} (has {self.profiles})")
+        mod = exec_source(self.source, self.path, f"_harness_task_{self.name}")
+        for k, v in self.shapes.get(profile, {}).items():
+            setattr(mod, k, v)
+        return mod
+
+    def shape_globals(self, profile: str = "default") -> dict[str, Any]:
+        mod = self.load_module(profile)
+        return {k: v for k, v in vars(mod).items() if isinstance(v, (int, float)) and not k.startswith("_")}
+
+    def work(self, profile: str = "default") -> tuple[float | None, float | None]:
+        """(FLOPs, bytes moved) at a profile, from the META formulas; None where not given."""
+        env = {**self.shape_globals(profile), "math": math, "prod": math.prod}
+        out = []
+        for expr in (self.meta.flops, self.meta.bytes):
+            out.append(float(eval(expr, {"__builtins__": {}}, env)) if expr else None)  # noqa: S307
+        return out[0], out[1]
+
+
+def exec_source(source: str, path: Path | str, modname: str | None = None) -> types.ModuleType:
+    """Run ``source`` as a new module named uniquely; ``path`` is used in tracebacks."""
+    name = modname or f"_harness_mod_{next(_counter)}"
+    name = f"{name}_{next(_counter)}"
+    mod = types.ModuleType(name)
+    mod.__file__ = str(path)
+    sys.modules[name] = mod  # dataclasses / pickling inside the module need this
+    code = compile(source, str(path), "exec")
+    exec(code, mod.__dict__)  # noqa: S102
+    return mod
+
+
+def _literal(node: ast.AST, path: Path, what: str) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except ValueError as e:
+        raise TaskError(f"{path}: {what} must be a literal dict (no expressions): {e}") from e
+
+
+def load_task(path: str | Path) -> Task:
+    """Read a task file without running it (metadata is parsed as literals)."""
+    p = Path(path)
+    if not p.is_file():
+        raise TaskError(f"{p}: no such task file")
+    source = p.read_text()
+    try:
+        tree = ast.parse(source, filename=str(p))
+    except SyntaxError as e:
+        raise TaskError(f"{p}:{e.lineno}: does not parse: {e.msg}") from e
+    names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in names]
+    if missing:
+        raise TaskError(
+            f"{p}: not a KernelBench-format task: missing {', '.join(missing)} "
+            "(a task defines class Model(nn.Module), get_inputs() and get_init_inputs())"
+        )
+    meta_d: dict[str, Any] | None = None
+    shapes: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            tgt = node.targets[0].id
+            if tgt == "META":
+                meta_d = _literal(node.value, p, "META")
+            elif tgt == "SHAPES":
+                shapes = _literal(node.value, p, "SHAPES")
+    meta = OpMeta(**_check_meta(meta_d, p)) if meta_d is not None else OpMeta(category="kernelbench")
+    profiles: dict[str, dict[str, Any]] = {}
+    for key, val in shapes.items():
+        if key == "extra":
+            vals = val if isinstance(val, list) else [val]
+            for i, v in enumerate(vals):
+                profiles[f"extra{i}"] = dict(v)
+        else:
+            profiles[key] = dict(val)
+    return Task(name=p.stem, path=p, source=source, meta=meta, shapes=profiles, kernelbench=meta_d is None)
+
+
+def _check_meta(d: dict[str, Any], p: Path) -> dict[str, Any]:
+    allowed = {f for f in OpMeta.__dataclass_fields__}
+    unknown = set(d) - allowed
+    if unknown:
+        raise TaskError(f"{p}: META has unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
+    d = dict(d)
+    dt = d.get("dtype", "float32")
+    d.setdefault("atol", DEFAULT_TOL.get(dt, 1e-4))
+    d.setdefault("rtol", DEFAULT_TOL.get(dt, 1e-4))
+    return d

@@ -1,0 +1,39 @@
+"""Public entry point of the evaluator: judge one candidate against one task.
+
+    verdict = evaluate(task, candidate_source, EvalConfig(mode=Mode.FINAL, device="cuda"))
+
+Everything else in ``sandbox/`` serves this call: it starts the isolated judging processes,
+collects their raw results over a private channel, and computes the verdict *outside* the
+candidate's process. Contract (see docs/evaluator.md):
+
+* never raises for a bad *candidate* (compile errors, crashes, hangs, cheats become statuses);
+* raises ``CandidateError`` for unusable *input* (does not parse, no ``ModelNew``, signature
+  mismatch): that is a user error, never recorded as a kernel verdict;
+* thread-safe: several evaluations may run at once (each in its own processes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sandbox.verdict import Mode
+
+
+class CandidateError(ValueError):
+    """The candidate file itself is unusable; the message names the file, problem and fix."""
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    mode: Mode = Mode.FEEDBACK
+    device: str = "cpu"  # "cpu" | "cuda" | "cuda:N"
+    sandbox: str = "process"  # "process" | "docker"
+    seed: int | None = None  # None: a secret seed drawn per evaluation (final mode always)
+    timeout_s: float = 600.0  # whole evaluation, compile included
+    allow_torch_ops: bool = False  # research use only; recorded in the verdict
+    profile: str = "default"  # shape profile for the public inputs ("small" for CPU tests)
+    correctness_trials: int = 5
+    baselines: tuple[str, ...] = ("eager", "compile")  # final mode; feedback uses ("eager",)
+    max_timing_s: float = 10.0  # time cap per measured callable (adaptive stopping)
+    target_ci: float = 0.01  # stop when the CI half-width < target_ci * median
+    build_dir: str | None = None  # shared build cache root; None = the default cache
