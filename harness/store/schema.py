@@ -94,6 +94,17 @@ MIGRATIONS: list[str] = [
     CREATE INDEX llm_calls_by_request ON llm_calls(request_sha256);
     CREATE INDEX llm_calls_by_run ON llm_calls(run_id, op);
     """,
+    # 1 -> 2: verdict lookup key (skip re-judging), verdict device/host-timer flags, run error
+    """
+    ALTER TABLE verdicts ADD COLUMN task_sha256 TEXT;
+    ALTER TABLE verdicts ADD COLUMN source_sha256 TEXT;
+    ALTER TABLE verdicts ADD COLUMN config_key TEXT;
+    ALTER TABLE verdicts ADD COLUMN device TEXT;
+    ALTER TABLE verdicts ADD COLUMN host_timers INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX verdicts_by_key ON verdicts(task_sha256, source_sha256, mode, config_key);
+    CREATE INDEX candidates_by_run_op ON candidates(run_id, op);
+    ALTER TABLE runs ADD COLUMN error TEXT;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,212 @@
+"""Typed rows of the results store: what the store API takes and gives back.
+
+Plain dataclasses built from SQLite rows (JSON columns decoded), so callers never see SQL
+or JSON strings. ``RunSpec`` is what a caller passes to create a run; the others are read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from sandbox.verdict import Verdict
+
+RUN_STATUSES = ("running", "finished", "failed")
+OP_STATUSES = ("pending", "searching", "finished", "failed")
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything needed to create (or resume) a run."""
+
+    method: str
+    llm: str  # "offline", "offline:7", "openai:gpt-4.1", "replay:RUN"...
+    budget: dict[str, Any]  # Budget as a dict (dataclasses.asdict(Budget(...)))
+    seed: int = 0
+    device: str = "cpu"
+    variant: str | None = None
+    suite: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # method/runner/eval config
+    llm_offline: bool | None = None  # None: inferred from the llm spec ("offline..." => True)
+    git_commit: str | None = None  # None: read from the harness checkout when possible
+    environment: dict[str, Any] | None = None  # None: probed (see fingerprint.py)
+    run_id: str | None = None  # None: generated
+
+    def __post_init__(self) -> None:
+        if not self.method:
+            raise ValueError("RunSpec.method must be a non-empty method name")
+        if not self.llm:
+            raise ValueError("RunSpec.llm must be an LLM spec such as 'offline' or 'openai:gpt-4.1'")
+
+    @property
+    def offline(self) -> bool:
+        if self.llm_offline is not None:
+            return self.llm_offline
+        return all(part.strip().startswith("offline") for part in self.llm.split(","))
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    method: str
+    variant: str | None
+    llm: str
+    llm_offline: bool
+    budget: dict[str, Any]
+    seed: int
+    device: str
+    suite: str | None
+    config: dict[str, Any]
+    git_commit: str | None
+    environment: dict[str, Any]
+    status: str
+    created_at: str
+    finished_at: str | None
+    error: str | None = None
+
+    @classmethod
+    def from_row(cls, r: sqlite3.Row) -> RunInfo:
+        return cls(
+            run_id=r["run_id"],
+            method=r["method"],
+            variant=r["variant"],
+            llm=r["llm"],
+            llm_offline=bool(r["llm_offline"]),
+            budget=json.loads(r["budget_json"] or "{}"),
+            seed=r["seed"],
+            device=r["device"],
+            suite=r["suite"],
+            config=json.loads(r["config_json"] or "{}"),
+            git_commit=r["git_commit"],
+            environment=json.loads(r["environment_json"] or "{}"),
+            status=r["status"],
+            created_at=r["created_at"],
+            finished_at=r["finished_at"],
+            error=r["error"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunOp:
+    run_id: str
+    op: str
+    task_sha256: str
+    status: str
+    best_candidate_id: int | None
+    final_verdict_id: int | None
+    usage: dict[str, Any]
+    error: str | None
+    started_at: str | None
+    finished_at: str | None
+
+    @classmethod
+    def from_row(cls, r: sqlite3.Row) -> RunOp:
+        return cls(
+            run_id=r["run_id"],
+            op=r["op"],
+            task_sha256=r["task_sha256"],
+            status=r["status"],
+            best_candidate_id=r["best_candidate_id"],
+            final_verdict_id=r["final_verdict_id"],
+            usage=json.loads(r["usage_json"] or "{}"),
+            error=r["error"],
+            started_at=r["started_at"],
+            finished_at=r["finished_at"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CandidateRecord:
+    candidate_id: int
+    run_id: str
+    op: str
+    trial: int
+    name: str | None
+    source: str
+    source_sha256: str
+    thought: str | None
+    operator: str | None
+    parent_ids: list[int]
+    llm_call_ids: list[int]
+    parse_error: str | None
+    created_at: str
+
+    @classmethod
+    def from_row(cls, r: sqlite3.Row) -> CandidateRecord:
+        return cls(
+            candidate_id=r["candidate_id"],
+            run_id=r["run_id"],
+            op=r["op"],
+            trial=r["trial"],
+            name=r["name"],
+            source=r["source"],
+            source_sha256=r["source_sha256"],
+            thought=r["thought"],
+            operator=r["operator"],
+            parent_ids=json.loads(r["parent_ids_json"] or "[]"),
+            llm_call_ids=json.loads(r["llm_call_ids_json"] or "[]"),
+            parse_error=r["parse_error"],
+            created_at=r["created_at"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class StoredVerdict:
+    """A verdict as stored: its row ids and indexed columns, plus the full ``Verdict``."""
+
+    verdict_id: int
+    candidate_id: int | None
+    run_id: str | None
+    op: str
+    mode: str
+    status: str
+    task_sha256: str | None
+    source_sha256: str | None
+    config_key: str | None
+    created_at: str
+    verdict: Verdict
+
+    @classmethod
+    def from_row(cls, r: sqlite3.Row) -> StoredVerdict:
+        return cls(
+            verdict_id=r["verdict_id"],
+            candidate_id=r["candidate_id"],
+            run_id=r["run_id"],
+            op=r["op"],
+            mode=r["mode"],
+            status=r["status"],
+            task_sha256=r["task_sha256"],
+            source_sha256=r["source_sha256"],
+            config_key=r["config_key"],
+            created_at=r["created_at"],
+            verdict=Verdict.from_json(r["verdict_json"]),
+        )
+
+
+def row_dict(r: sqlite3.Row) -> dict[str, Any]:
+    return {k: r[k] for k in r.keys()}
+
+
+def dataclass_dict(obj: Any) -> dict[str, Any]:
+    """``asdict`` for frozen dataclasses with enum values made plain."""
+    out = {}
+    for f in fields(obj):
+        v = getattr(obj, f.name)
+        out[f.name] = v.value if hasattr(v, "value") and not isinstance(v, (int, float)) else v
+    return out
