@@ -11,7 +11,7 @@ import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -24,7 +24,7 @@ class StoreError(RuntimeError):
 
 
 def utcnow() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class Store:
@@ -39,7 +39,9 @@ class Store:
     def conn(self) -> sqlite3.Connection:
         c = getattr(self._local, "conn", None)
         if c is None:
-            c = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
+            c = sqlite3.connect(
+                self.path, timeout=60, isolation_level=None, check_same_thread=False
+            )
             c.row_factory = sqlite3.Row
             c.execute("PRAGMA journal_mode=WAL")
             c.execute("PRAGMA foreign_keys=ON")

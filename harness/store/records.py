@@ -43,7 +43,9 @@ class RunSpec:
         if not self.method:
             raise ValueError("RunSpec.method must be a non-empty method name")
         if not self.llm:
-            raise ValueError("RunSpec.llm must be an LLM spec such as 'offline' or 'openai:gpt-4.1'")
+            raise ValueError(
+                "RunSpec.llm must be an LLM spec such as 'offline' or 'openai:gpt-4.1'"
+            )
 
     @property
     def offline(self) -> bool:

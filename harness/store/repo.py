@@ -22,7 +22,7 @@ import dataclasses
 import hashlib
 import json
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,7 @@ def config_key(config: Any) -> str:
 
 
 def new_run_id(method: str) -> str:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     return f"{method}-{stamp}-{secrets.token_hex(2)}"
 
 
@@ -109,7 +109,11 @@ class Results:
                         (run_id,),
                     )
             return self.get_run(run_id)  # type: ignore[return-value]
-        env = spec.environment if spec.environment is not None else fingerprint.environment(spec.device)
+        env = (
+            spec.environment
+            if spec.environment is not None
+            else fingerprint.environment(spec.device)
+        )
         commit = spec.git_commit if spec.git_commit is not None else fingerprint.git_commit()
         with self.store.tx() as c:
             c.execute(
@@ -117,8 +121,19 @@ class Results:
                 "device, suite, config_json, git_commit, environment_json, status, created_at) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?, 'running', ?)",
                 (
-                    run_id, spec.method, spec.variant, spec.llm, int(spec.offline), _j(spec.budget),
-                    spec.seed, spec.device, spec.suite, _j(spec.config), commit, _j(env), utcnow(),
+                    run_id,
+                    spec.method,
+                    spec.variant,
+                    spec.llm,
+                    int(spec.offline),
+                    _j(spec.budget),
+                    spec.seed,
+                    spec.device,
+                    spec.suite,
+                    _j(spec.config),
+                    commit,
+                    _j(env),
+                    utcnow(),
                 ),
             )
         return self.get_run(run_id)  # type: ignore[return-value]
@@ -146,7 +161,10 @@ class Results:
         if status:
             sql += " AND status=?"
             args.append(status)
-        return [RunInfo.from_row(r) for r in self.store.query(sql + " ORDER BY created_at, run_id", tuple(args))]
+        return [
+            RunInfo.from_row(r)
+            for r in self.store.query(sql + " ORDER BY created_at, run_id", tuple(args))
+        ]
 
     # -- ops of a run ----------------------------------------------------------------------
     def ensure_op(self, run_id: str, op: str, task_sha256: str) -> RunOp:
@@ -188,7 +206,9 @@ class Results:
 
     def update_op_usage(self, run_id: str, op: str, usage: dict[str, Any]) -> None:
         with self.store.tx() as c:
-            c.execute("UPDATE run_ops SET usage_json=? WHERE run_id=? AND op=?", (_j(usage), run_id, op))
+            c.execute(
+                "UPDATE run_ops SET usage_json=? WHERE run_id=? AND op=?", (_j(usage), run_id, op)
+            )
 
     def finish_op(
         self,
@@ -208,8 +228,14 @@ class Results:
                 "UPDATE run_ops SET status=?, best_candidate_id=?, final_verdict_id=?, "
                 "usage_json=COALESCE(?, usage_json), error=?, finished_at=? WHERE run_id=? AND op=?",
                 (
-                    status, best_candidate_id, final_verdict_id,
-                    _j(usage) if usage is not None else None, error, utcnow(), run_id, op,
+                    status,
+                    best_candidate_id,
+                    final_verdict_id,
+                    _j(usage) if usage is not None else None,
+                    error,
+                    utcnow(),
+                    run_id,
+                    op,
                 ),
             ).rowcount
         if n == 0:
@@ -258,14 +284,26 @@ class Results:
                 "operator, parent_ids_json, llm_call_ids_json, parse_error, created_at) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    run_id, op, trial, name, source, sha, thought, operator,
-                    _j(list(parent_ids or [])), _j(list(llm_call_ids or [])), parse_error, utcnow(),
+                    run_id,
+                    op,
+                    trial,
+                    name,
+                    source,
+                    sha,
+                    thought,
+                    operator,
+                    _j(list(parent_ids or [])),
+                    _j(list(llm_call_ids or [])),
+                    parse_error,
+                    utcnow(),
                 ),
             )
             return int(cur.lastrowid)
 
     def next_trial(self, run_id: str, op: str) -> int:
-        row = self.store.query("SELECT MAX(trial) FROM candidates WHERE run_id=? AND op=?", (run_id, op))
+        row = self.store.query(
+            "SELECT MAX(trial) FROM candidates WHERE run_id=? AND op=?", (run_id, op)
+        )
         top = row[0][0]
         return 0 if top is None else int(top) + 1
 
@@ -275,7 +313,9 @@ class Results:
 
     def list_candidates(self, run_id: str, op: str | None = None) -> list[CandidateRecord]:
         if op is None:
-            rows = self.store.query("SELECT * FROM candidates WHERE run_id=? ORDER BY op, trial", (run_id,))
+            rows = self.store.query(
+                "SELECT * FROM candidates WHERE run_id=? ORDER BY op, trial", (run_id,)
+            )
         else:
             rows = self.store.query(
                 "SELECT * FROM candidates WHERE run_id=? AND op=? ORDER BY trial", (run_id, op)
@@ -303,18 +343,25 @@ class Results:
         with self.store.tx() as c:
             if candidate_id is not None:
                 cand = c.execute(
-                    "SELECT run_id, op, source_sha256 FROM candidates WHERE candidate_id=?", (candidate_id,)
+                    "SELECT run_id, op, source_sha256 FROM candidates WHERE candidate_id=?",
+                    (candidate_id,),
                 ).fetchone()
                 if cand is None:
-                    raise StoreError(f"{self.path}: no candidate {candidate_id}; add_candidate first")
+                    raise StoreError(
+                        f"{self.path}: no candidate {candidate_id}; add_candidate first"
+                    )
                 run_id = run_id or cand["run_id"]
                 op = op or cand["op"]
                 source_sha256 = source_sha256 or cand["source_sha256"]
             op = op or verdict.task
             if not op:
-                raise StoreError("add_verdict: give op= (or candidate_id=) to say which op was judged")
+                raise StoreError(
+                    "add_verdict: give op= (or candidate_id=) to say which op was judged"
+                )
             if task_sha256 is None and run_id is not None:
-                r = c.execute("SELECT task_sha256 FROM run_ops WHERE run_id=? AND op=?", (run_id, op)).fetchone()
+                r = c.execute(
+                    "SELECT task_sha256 FROM run_ops WHERE run_id=? AND op=?", (run_id, op)
+                ).fetchone()
                 task_sha256 = r["task_sha256"] if r else None
             source_sha256 = source_sha256 or verdict.candidate_sha256 or None
             cand_t = verdict.timings.get("candidate")
@@ -325,11 +372,22 @@ class Results:
                 "speedup_eager, speedup_compile, verdict_json, created_at, task_sha256, source_sha256, "
                 "config_key, device, host_timers) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    candidate_id, run_id, op, verdict.mode.value, verdict.status.value, verdict.rule,
+                    candidate_id,
+                    run_id,
+                    op,
+                    verdict.mode.value,
+                    verdict.status.value,
+                    verdict.rule,
                     cand_t.median_us if (cand_t and verdict.valid) else None,
-                    sp_e.value if sp_e else None, sp_c.value if sp_c else None,
-                    verdict.to_json(), utcnow(), task_sha256, source_sha256, config_key,
-                    verdict.device, int(verdict.host_timers),
+                    sp_e.value if sp_e else None,
+                    sp_c.value if sp_c else None,
+                    verdict.to_json(),
+                    utcnow(),
+                    task_sha256,
+                    source_sha256,
+                    config_key,
+                    verdict.device,
+                    int(verdict.host_timers),
                 ),
             )
             return int(cur.lastrowid)
@@ -350,7 +408,9 @@ class Results:
         rows = self.store.query("SELECT * FROM verdicts WHERE verdict_id=?", (verdict_id,))
         return StoredVerdict.from_row(rows[0]) if rows else None
 
-    def list_verdicts(self, run_id: str, op: str | None = None, mode: str | None = None) -> list[StoredVerdict]:
+    def list_verdicts(
+        self, run_id: str, op: str | None = None, mode: str | None = None
+    ) -> list[StoredVerdict]:
         sql, args = "SELECT * FROM verdicts WHERE run_id=?", [run_id]
         if op is not None:
             sql += " AND op=?"

@@ -13,15 +13,22 @@ from sandbox.verdict import Measurement, Mode, Speedup, Status, Verdict
 
 
 def spec(**kw):
-    base = dict(method="best-of-n", llm="offline", budget={"evaluations": 2}, environment={"gpu": "X"},
-                git_commit="abc123")
+    base = dict(
+        method="best-of-n",
+        llm="offline",
+        budget={"evaluations": 2},
+        environment={"gpu": "X"},
+        git_commit="abc123",
+    )
     base.update(kw)
     return RunSpec(**base)
 
 
 def valid_verdict(speedup=2.0, mode=Mode.FEEDBACK):
     return Verdict(
-        status=Status.VALID, mode=mode, task="relu",
+        status=Status.VALID,
+        mode=mode,
+        task="relu",
         timings={"candidate": Measurement(10.0, 9.0, 11.0, 50, True)},
         speedups={"eager": Speedup("eager", speedup, speedup * 0.9, speedup * 1.1, 0.001, True)},
     )
@@ -70,7 +77,9 @@ def test_op_lifecycle_pending_searching_finished(tmp_path):
     repo.update_op_usage(run.run_id, "relu", {"evaluations": 1})
     assert repo.get_op(run.run_id, "relu").usage == {"evaluations": 1}
     cid = repo.add_candidate(run.run_id, "relu", trial=0, source="s")
-    repo.finish_op(run.run_id, "relu", best_candidate_id=cid, usage={"evaluations": 2, "llm_calls": 2})
+    repo.finish_op(
+        run.run_id, "relu", best_candidate_id=cid, usage={"evaluations": 2, "llm_calls": 2}
+    )
     op = repo.get_op(run.run_id, "relu")
     assert op.status == "finished" and op.best_candidate_id == cid and op.usage["llm_calls"] == 2
     # resume: ensure_op keeps the finished row
@@ -95,13 +104,24 @@ def test_add_candidate_is_idempotent_per_trial_and_rejects_a_different_source(tm
     repo = Results.open(tmp_path)
     run = repo.create_run(spec())
     repo.ensure_op(run.run_id, "relu", "t")
-    a = repo.add_candidate(run.run_id, "relu", trial=0, source="s0", parent_ids=[], llm_call_ids=[7],
-                           thought="tile it", operator="init", name="v0")
+    a = repo.add_candidate(
+        run.run_id,
+        "relu",
+        trial=0,
+        source="s0",
+        parent_ids=[],
+        llm_call_ids=[7],
+        thought="tile it",
+        operator="init",
+        name="v0",
+    )
     assert repo.add_candidate(run.run_id, "relu", trial=0, source="s0") == a
     with pytest.raises(StoreError, match="already holds another candidate"):
         repo.add_candidate(run.run_id, "relu", trial=0, source="other")
     assert repo.next_trial(run.run_id, "relu") == 1
-    b = repo.add_candidate(run.run_id, "relu", trial=1, source="s1", parent_ids=[a], parse_error=None)
+    b = repo.add_candidate(
+        run.run_id, "relu", trial=1, source="s1", parent_ids=[a], parse_error=None
+    )
     rec = repo.get_candidate(b)
     assert rec.parent_ids == [a] and rec.source_sha256 == sha256_text("s1")
     assert repo.get_candidate(a).llm_call_ids == [7] and repo.get_candidate(a).thought == "tile it"
@@ -117,9 +137,18 @@ def test_stored_verdict_round_trips_and_fills_indexed_columns(tmp_path):
     vid = repo.add_verdict(v, candidate_id=cid, config_key="k")
     sv = repo.get_verdict(vid)
     assert sv.verdict == v
-    assert (sv.run_id, sv.op, sv.task_sha256, sv.source_sha256) == (run.run_id, "relu", "t" * 64, sha256_text("s"))
-    row = repo.store.query("SELECT runtime_us, speedup_eager, speedup_compile FROM verdicts WHERE verdict_id=?", (vid,))[0]
-    assert row["runtime_us"] == 10.0 and row["speedup_eager"] == 3.0 and row["speedup_compile"] is None
+    assert (sv.run_id, sv.op, sv.task_sha256, sv.source_sha256) == (
+        run.run_id,
+        "relu",
+        "t" * 64,
+        sha256_text("s"),
+    )
+    row = repo.store.query(
+        "SELECT runtime_us, speedup_eager, speedup_compile FROM verdicts WHERE verdict_id=?", (vid,)
+    )[0]
+    assert (
+        row["runtime_us"] == 10.0 and row["speedup_eager"] == 3.0 and row["speedup_compile"] is None
+    )
 
 
 def test_find_verdict_matches_task_source_mode_and_config_only(tmp_path):

@@ -21,7 +21,9 @@ def _write_op(results_dir: Path, run_id: str, op: str) -> None:
     repo.start_op(run_id, op)
     for t in range(N_PER_WRITER):
         cid = repo.add_candidate(run_id, op, trial=t, source=f"{op}-{t}")
-        repo.add_verdict(Verdict(status=Status.COMPILE_ERROR, task=op), candidate_id=cid, config_key="k")
+        repo.add_verdict(
+            Verdict(status=Status.COMPILE_ERROR, task=op), candidate_id=cid, config_key="k"
+        )
         repo.update_op_usage(run_id, op, {"evaluations": t + 1})
     repo.finish_op(run_id, op, usage={"evaluations": N_PER_WRITER})
     repo.close()
@@ -39,7 +41,9 @@ def _check(repo: Results, run_id: str, ops: list[str]) -> None:
 
 def test_parallel_threads_writing_one_store_lose_no_rows(tmp_path):
     repo = Results.open(tmp_path)
-    run = repo.create_run(RunSpec(method="m", llm="offline", budget={}, environment={}, git_commit=""))
+    run = repo.create_run(
+        RunSpec(method="m", llm="offline", budget={}, environment={}, git_commit="")
+    )
     ops = [f"op{i}" for i in range(6)]
     errors: list[BaseException] = []
 
@@ -60,7 +64,9 @@ def test_parallel_threads_writing_one_store_lose_no_rows(tmp_path):
 
 def test_parallel_processes_writing_one_store_lose_no_rows(tmp_path):
     repo = Results.open(tmp_path)
-    run = repo.create_run(RunSpec(method="m", llm="offline", budget={}, environment={}, git_commit=""))
+    run = repo.create_run(
+        RunSpec(method="m", llm="offline", budget={}, environment={}, git_commit="")
+    )
     ops = [f"proc{i}" for i in range(4)]
     code = textwrap.dedent(
         f"""
@@ -72,8 +78,12 @@ def test_parallel_processes_writing_one_store_lose_no_rows(tmp_path):
         """
     )
     procs = [
-        subprocess.Popen([sys.executable, "-c", code, str(tmp_path), run.run_id, op], cwd=ROOT,
-                         stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(tmp_path), run.run_id, op],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for op in ops
     ]
     for p in procs:
@@ -84,7 +94,9 @@ def test_parallel_processes_writing_one_store_lose_no_rows(tmp_path):
 
 def test_concurrent_resume_of_the_same_trial_stores_one_candidate(tmp_path):
     repo = Results.open(tmp_path)
-    run = repo.create_run(RunSpec(method="m", llm="offline", budget={}, environment={}, git_commit=""))
+    run = repo.create_run(
+        RunSpec(method="m", llm="offline", budget={}, environment={}, git_commit="")
+    )
     repo.ensure_op(run.run_id, "relu", "s")
     ids: list[int] = []
 
