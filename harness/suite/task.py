@@ -6,9 +6,11 @@ ignores:
 
 ``META``   category, dtype, atol, rtol, and ``flops`` / ``bytes`` formulas: Python
            expressions over the module's shape globals (e.g. ``"2*M*N*K"``).
-``SHAPES`` named shape profiles as overrides of those globals: ``"small"`` (CPU-friendly)
-           and ``"extra"`` (a list; reserved for final evaluation so that shape-hardcoded
-           kernels fail).
+``SHAPES`` named shape profiles as overrides of those globals: ``"small"`` (CPU-friendly),
+           ``"extra"`` (a list; reserved for final evaluation so that shape-hardcoded
+           kernels fail; becomes profiles ``extra0``, ``extra1``, ...) and ``"small_extra"``
+           (a list of CPU-sized extra shapes; profiles ``small_extra0``, ...).
+           ``extra_profiles_for(base)`` gives the extra profiles that go with a base profile.
 
 A profile is applied by loading the module afresh and overwriting its globals before
 calling ``get_init_inputs()`` / ``get_inputs()``; the file itself stays a valid KernelBench
@@ -74,6 +76,14 @@ class Task:
     @property
     def extra_profiles(self) -> list[str]:
         return [p for p in self.shapes if p.startswith("extra")]
+
+    def extra_profiles_for(self, base: str = "default") -> list[str]:
+        """Extra (hidden-shape) profiles that go with ``base``: default -> extra*, small -> small_extra*.
+
+        Any other base profile ``P`` gets ``P_extra*`` if the file defines them, else none.
+        """
+        prefix = "extra" if base == "default" else f"{base}_extra"
+        return [p for p in self.shapes if p.startswith(prefix) and p[len(prefix):].isdigit()]
 
     def load_module(self, profile: str = "default") -> types.ModuleType:
         """Execute the task file as a fresh module with ``profile``'s globals applied."""
@@ -145,10 +155,10 @@ def load_task(path: str | Path) -> Task:
     meta = OpMeta(**_check_meta(meta_d, p)) if meta_d is not None else OpMeta(category="kernelbench")
     profiles: dict[str, dict[str, Any]] = {}
     for key, val in shapes.items():
-        if key == "extra":
+        if key == "extra" or key.endswith("_extra"):
             vals = val if isinstance(val, list) else [val]
             for i, v in enumerate(vals):
-                profiles[f"extra{i}"] = dict(v)
+                profiles[f"{key}{i}"] = dict(v)
         else:
             profiles[key] = dict(val)
     return Task(name=p.stem, path=p, source=source, meta=meta, shapes=profiles, kernelbench=meta_d is None)

@@ -1,0 +1,1 @@
+"""Reference ops of category 'activation' (one KernelBench-format file per op)."""

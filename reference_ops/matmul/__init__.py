@@ -1,0 +1,1 @@
+"""Reference ops of category 'matmul' (one KernelBench-format file per op)."""

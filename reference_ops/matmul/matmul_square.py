@@ -1,0 +1,42 @@
+"""Square matrix multiplication C = A @ B (N x N)."""
+
+import torch
+import torch.nn as nn
+
+N = 4096
+
+# Second operand scaled by K**-0.5 so outputs are O(1): the fp32 summation error then stays far
+# inside atol=rtol=1e-4, while a TF32/bf16 downcast (~1e-3 relative) does not.
+META = {
+    "category": "matmul",
+    "dtype": "float32",
+    "flops": "2*N*N*N",
+    "bytes": "4*3*N*N",
+    "description": "Square matrix multiplication C = A @ B (N x N).",
+}
+
+SHAPES = {
+    "small": {"N": 64},
+    "small_extra": [{"N": 37}],
+    "extra": [{"N": 3001}, {"N": 1537}],
+}
+
+
+class Model(nn.Module):
+    """C = A @ B for square matrices."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(A, B)
+
+
+def get_inputs():
+    A = torch.randn(N, N)
+    B = torch.randn(N, N) * N ** -0.5
+    return [A, B]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,1 @@
+"""Reference ops of category 'normalization' (one KernelBench-format file per op)."""

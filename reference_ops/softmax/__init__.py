@@ -1,0 +1,1 @@
+"""Reference ops of category 'softmax' (one KernelBench-format file per op)."""
