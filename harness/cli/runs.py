@@ -1,0 +1,156 @@
+"""``harness runs list/show/export``: read stored runs from a results store."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness.store.db import DB_NAME
+
+
+def open_results(results: str):
+    from harness.store.repo import Results
+
+    path = Path(results) / DB_NAME
+    if not path.is_file():
+        raise click.ClickException(
+            f"no results store at {path}; run `harness run ...` first or pass --results DIR"
+        )
+    return Results.open(results)
+
+
+def format_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+    return "\n".join(out)
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, dict) and "value" in v:
+        lo, hi = v["ci"]
+        return f"{v['value']:.2f}x [{lo:.2f}, {hi:.2f}]"
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    return str(v)
+
+
+results_option = click.option(
+    "--results",
+    default="results",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Results directory holding harness.sqlite.",
+)
+
+
+def format_options(f):
+    f = click.option("--csv", "fmt", flag_value="csv", help="Print CSV.")(f)
+    f = click.option("--json", "fmt", flag_value="json", help="Print JSON.")(f)
+    return f
+
+
+@click.group()
+def cli() -> None:
+    """List, show and export stored runs."""
+
+
+@cli.command("list")
+@results_option
+@format_options
+@click.option("--method", default=None, help="Only runs of this method.")
+def list_cmd(results: str, fmt: str | None, method: str | None) -> None:
+    """One line per run: method, LLM, seed, status, ops finished, valid candidates."""
+    from harness.store.export import run_summary, to_csv
+
+    repo = open_results(results)
+    rows = [run_summary(repo, r.run_id) for r in repo.list_runs(method=method)]
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+    elif fmt == "csv":
+        click.echo(to_csv(rows), nl=False)
+    elif not rows:
+        click.echo(f"no runs in {repo.path}")
+    else:
+        cols = ["run_id", "method", "variant", "llm", "seed", "device", "status"]
+        for r in rows:
+            r["ops done"] = f"{r['ops_finished']}/{r['ops']}"
+            r["valid/cands"] = f"{r['valid']}/{r['candidates']}"
+        click.echo(format_table(rows, [*cols, "ops done", "valid/cands", "created_at"]))
+
+
+@cli.command("show")
+@click.argument("run_id")
+@results_option
+@format_options
+def show_cmd(run_id: str, results: str, fmt: str | None) -> None:
+    """A run's settings and a per-op table (trials, valid, final speedups with CIs)."""
+    from harness.store.export import op_rows, run_summary, to_csv
+
+    repo = open_results(results)
+    run = repo.get_run(run_id)
+    if run is None:
+        known = ", ".join(r.run_id for r in repo.list_runs()[-5:]) or "none"
+        raise click.ClickException(f"no run {run_id!r} in {repo.path} (latest: {known})")
+    ops = op_rows(repo, run_id)
+    if fmt == "json":
+        click.echo(json.dumps({"run": run.to_dict(), "ops": ops}, indent=2, default=str))
+        return
+    if fmt == "csv":
+        flat = [
+            {
+                **o,
+                **{
+                    f"speedup_{b}": (o[f"speedup_{b}"] or {}).get("value")
+                    for b in ("eager", "compile")
+                },
+            }
+            for o in ops
+        ]
+        click.echo(to_csv(flat), nl=False)
+        return
+    s = run_summary(repo, run_id)
+    for k in ("run_id", "method", "variant", "llm", "seed", "device", "status", "created_at"):
+        click.echo(f"{k:>12}: {s[k]}")
+    click.echo(f"{'budget':>12}: {json.dumps(run.budget)}")
+    click.echo(f"{'git_commit':>12}: {run.git_commit or '-'}")
+    if run.error:
+        click.echo(f"{'error':>12}: {run.error}")
+    if run.device == "cpu":
+        click.echo("note: CPU host timers: numbers are for tests only, never leaderboard results")
+    click.echo("")
+    cols = ["op", "status", "trials", "valid", "final_status", "speedup_eager", "speedup_compile"]
+    click.echo(format_table(ops, cols) if ops else "(no ops recorded)")
+
+
+@cli.command("export")
+@click.argument("run_ids", nargs=-1)
+@results_option
+@format_options
+@click.option(
+    "--out", type=click.Path(dir_okay=False), default=None, help="Write here, not stdout."
+)
+def export_cmd(run_ids: tuple[str, ...], results: str, fmt: str | None, out: str | None) -> None:
+    """Export runs (all when none named): JSON (runs, ops, candidates, verdicts) or CSV (one row
+    per verdict)."""
+    from harness.store.export import export_csv, export_json
+
+    repo = open_results(results)
+    ids = list(run_ids) or [r.run_id for r in repo.list_runs()]
+    missing = [r for r in ids if repo.get_run(r) is None]
+    if missing:
+        raise click.ClickException(f"no run(s) {', '.join(missing)} in {repo.path}")
+    text = export_csv(repo, ids) if fmt == "csv" else export_json(repo, ids) + "\n"
+    if out:
+        Path(out).write_text(text)
+        click.echo(f"wrote {len(ids)} run(s) to {out}", err=True)
+    else:
+        sys.stdout.write(text)

@@ -1,0 +1,313 @@
+"""Every statistic the leaderboard reports, defined once (docs/metrics.md explains each).
+
+Inputs are plain per-op records (``OpOutcome``: one run's result on one op), so the same
+functions serve the leaderboard, ``harness runs`` and tests with hand-made tables.
+
+* per op: best valid speedup over a baseline, with its CI, from the final verdict;
+* per run (one method, one seed): validity rates over all trials, median and geometric-mean
+  speedup over ops (fallback: an op with no valid kernel counts as 1.0; raw: such ops left
+  out), fast_1 / fast_2, each with a percentile-bootstrap CI over ops;
+* across runs of one entry (seeds): mean and a t-interval;
+* between entries: Wilcoxon signed-rank over common ops on log speedups, Holm-corrected,
+  with the matched-pairs rank-biserial correlation as effect size.
+
+The bootstrap is local (numpy, seeded): sandbox/stats.py resamples timing samples, this one
+resamples ops; the two share the percentile method.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats as sps
+
+BOOTSTRAP_RESAMPLES = 2000
+ALPHA = 0.05
+FAST_2_THRESHOLD = 2.0
+
+
+@dataclass(frozen=True)
+class SpeedupCI:
+    """One speedup with its CI and significance (a copy of the verdict's ``Speedup``)."""
+
+    value: float
+    ci_low: float
+    ci_high: float
+    significant: bool = False
+    p_value: float | None = None
+
+
+@dataclass(frozen=True)
+class OpOutcome:
+    """One run's result on one op: trial counts and the final verdict's speedups."""
+
+    op: str
+    trials: int  # candidates proposed (every trial counts, unparseable ones too)
+    compiled: int  # trials whose verdict is not compile_error (and that parsed)
+    correct: int  # trials with a valid verdict
+    final_status: str | None = None  # status of the final verdict of the best kernel
+    speedups: dict[str, SpeedupCI] = field(default_factory=dict)  # baseline -> speedup, valid only
+
+    def speedup(self, baseline: str) -> SpeedupCI | None:
+        if self.final_status != "valid":
+            return None
+        return self.speedups.get(baseline)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with a 95% CI (None when it cannot be computed, e.g. no ops)."""
+
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int = 0
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One run (method x seed) summarised over its ops, against one baseline."""
+
+    baseline: str
+    n_ops: int
+    n_valid_ops: int
+    compiled_rate: Estimate
+    correct_rate: Estimate
+    median: Estimate  # fallback: invalid ops count as 1.0
+    geomean: Estimate
+    median_raw: Estimate  # only ops with a valid kernel
+    geomean_raw: Estimate
+    fast_1: Estimate
+    fast_2: Estimate
+
+
+@dataclass(frozen=True)
+class PairwiseResult:
+    a: str
+    b: str
+    n_common: int
+    n_nonzero: int  # pairs with a nonzero difference (used by the test)
+    statistic: float | None
+    p_value: float | None
+    p_holm: float | None
+    rank_biserial: float | None  # > 0: a faster than b
+    median_log_ratio: float | None  # median over ops of log(speedup_a / speedup_b)
+    significant: bool = False
+
+
+# -- building blocks ------------------------------------------------------------------------
+def geomean(values: Sequence[float]) -> float:
+    arr = np.asarray(values, dtype=float)
+    if arr.size == 0:
+        raise ValueError("geomean of no values")
+    if np.any(arr <= 0):
+        raise ValueError("geomean needs positive values (speedups are > 0)")
+    return float(np.exp(np.mean(np.log(arr))))
+
+
+def bootstrap_ci(
+    data: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    alpha: float = ALPHA,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """Percentile bootstrap over the rows of ``data`` (ops). ``statistic`` maps an array of
+    shape (resamples, n, ...) to (resamples,). Seeded: the same data gives the same CI."""
+    data = np.asarray(data, dtype=float)
+    n = data.shape[0]
+    if n == 0:
+        raise ValueError("bootstrap of no rows")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(resamples, n))
+    values = np.asarray(statistic(data[idx]), dtype=float)
+    lo, hi = np.quantile(values, [alpha / 2, 1 - alpha / 2])
+    return float(lo), float(hi)
+
+
+def _estimate(data: np.ndarray, point: float, stat: Callable, seed: int) -> Estimate:
+    lo, hi = bootstrap_ci(data, stat, seed=seed)
+    # the percentile interval of a discrete statistic may not contain the point estimate by
+    # floating-point hair; widen to keep "the estimate lies in its CI" true
+    return Estimate(point, min(lo, point), max(hi, point), n=int(data.shape[0]))
+
+
+def _median_stat(x: np.ndarray) -> np.ndarray:
+    return np.median(x, axis=1)
+
+
+def _geomean_stat(x: np.ndarray) -> np.ndarray:
+    return np.exp(np.mean(np.log(x), axis=1))
+
+
+def _mean_stat(x: np.ndarray) -> np.ndarray:
+    return np.mean(x, axis=1)
+
+
+def _ratio_stat(x: np.ndarray) -> np.ndarray:
+    num = x[..., 0].sum(axis=1)
+    den = x[..., 1].sum(axis=1)
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+
+# -- per op ------------------------------------------------------------------------------------
+def op_speedup(outcome: OpOutcome, baseline: str, *, fallback: bool) -> float | None:
+    """The op's speedup: the final verdict's value when valid; else 1.0 (fallback) or None."""
+    s = outcome.speedup(baseline)
+    if s is not None:
+        return s.value
+    return 1.0 if fallback else None
+
+
+def is_fast(outcome: OpOutcome, baseline: str, threshold: float) -> bool:
+    """fast_1: valid and significantly faster than the baseline (verdict's one-sided test).
+    fast_p for p > 1: valid and the CI's lower bound above p."""
+    s = outcome.speedup(baseline)
+    if s is None:
+        return False
+    if threshold == 1.0:
+        return s.significant and s.value > 1.0
+    return s.ci_low > threshold
+
+
+# -- per run -------------------------------------------------------------------------------------
+def summarize_run(
+    outcomes: Sequence[OpOutcome], baseline: str = "eager", *, seed: int = 0
+) -> RunSummary:
+    """Validity, median/geomean speedups (fallback and raw), fast_1/fast_2, with bootstrap CIs."""
+    n = len(outcomes)
+    empty = Estimate(None)
+    if n == 0:
+        return RunSummary(baseline, 0, 0, *([empty] * 8))
+    counts = np.array([[o.compiled, o.trials] for o in outcomes], dtype=float)
+    correct = np.array([[o.correct, o.trials] for o in outcomes], dtype=float)
+    total = counts[:, 1].sum()
+
+    def rate(arr: np.ndarray, s: int) -> Estimate:
+        if total == 0:
+            return Estimate(None, n=n)
+        return _estimate(arr, float(arr[:, 0].sum() / total), _ratio_stat, s)
+
+    fb = np.array([op_speedup(o, baseline, fallback=True) for o in outcomes], dtype=float)
+    raw_l = [op_speedup(o, baseline, fallback=False) for o in outcomes]
+    raw = np.array([v for v in raw_l if v is not None], dtype=float)
+    f1 = np.array([is_fast(o, baseline, 1.0) for o in outcomes], dtype=float)
+    f2 = np.array([is_fast(o, baseline, FAST_2_THRESHOLD) for o in outcomes], dtype=float)
+
+    def over(
+        arr: np.ndarray, point: Callable[[np.ndarray], float], stat: Callable, s: int
+    ) -> Estimate:
+        if arr.size == 0:
+            return Estimate(None, n=0)
+        return _estimate(arr, float(point(arr)), stat, s)
+
+    return RunSummary(
+        baseline=baseline,
+        n_ops=n,
+        n_valid_ops=int(raw.size),
+        compiled_rate=rate(counts, seed),
+        correct_rate=rate(correct, seed + 1),
+        median=over(fb, np.median, _median_stat, seed + 2),
+        geomean=over(fb, geomean, _geomean_stat, seed + 3),
+        median_raw=over(raw, np.median, _median_stat, seed + 4),
+        geomean_raw=over(raw, geomean, _geomean_stat, seed + 5),
+        fast_1=over(f1, np.mean, _mean_stat, seed + 6),
+        fast_2=over(f2, np.mean, _mean_stat, seed + 7),
+    )
+
+
+# -- across seeds -------------------------------------------------------------------------------
+def mean_ci(values: Sequence[float], alpha: float = ALPHA) -> Estimate:
+    """Mean of repeated runs with a Student-t interval (no interval for a single run)."""
+    arr = np.asarray([v for v in values if v is not None], dtype=float)
+    if arr.size == 0:
+        return Estimate(None)
+    m = float(arr.mean())
+    if arr.size == 1:
+        return Estimate(m, None, None, n=1)
+    sem = float(arr.std(ddof=1) / math.sqrt(arr.size))
+    h = float(sps.t.ppf(1 - alpha / 2, df=arr.size - 1) * sem)
+    return Estimate(m, m - h, m + h, n=int(arr.size))
+
+
+def entry_op_speedups(
+    runs: Sequence[Sequence[OpOutcome]], baseline: str = "eager"
+) -> dict[str, float]:
+    """Per op, one speedup for an entry with several runs (seeds): the geometric mean over its
+    runs of the fallback speedup (an op missing from a run is left out of that run)."""
+    per_op: dict[str, list[float]] = {}
+    for run in runs:
+        for o in run:
+            per_op.setdefault(o.op, []).append(op_speedup(o, baseline, fallback=True))  # type: ignore[arg-type]
+    return {op: geomean(v) for op, v in per_op.items()}
+
+
+# -- between entries --------------------------------------------------------------------------------
+def rank_biserial(diffs: Sequence[float]) -> float | None:
+    """Matched-pairs rank-biserial correlation: (W+ - W-) / (W+ + W-) over nonzero
+    differences, ranks of |d| with ties averaged. +1: every pair favours the first."""
+    d = np.asarray([x for x in diffs if x != 0], dtype=float)
+    if d.size == 0:
+        return None
+    ranks = sps.rankdata(np.abs(d))
+    w_plus = float(ranks[d > 0].sum())
+    w_minus = float(ranks[d < 0].sum())
+    return (w_plus - w_minus) / (w_plus + w_minus)
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1), input order."""
+    idx = [i for i, p in enumerate(p_values) if p is not None]
+    m = len(idx)
+    order = sorted(idx, key=lambda i: p_values[i])  # type: ignore[arg-type, return-value]
+    out: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for k, i in enumerate(order):
+        adj = min(1.0, (m - k) * float(p_values[i]))  # type: ignore[arg-type]
+        running = max(running, adj)
+        out[i] = running
+    return out
+
+
+def wilcoxon_pair(
+    a: dict[str, float], b: dict[str, float]
+) -> tuple[int, int, float | None, float | None, float | None, float | None]:
+    """(n_common, n_nonzero, W, p, rank-biserial, median log ratio) for two entries' per-op
+    speedups. Two-sided Wilcoxon signed-rank on log(a/b); zero differences are dropped."""
+    common = sorted(set(a) & set(b))
+    d = [math.log(a[op]) - math.log(b[op]) for op in common]
+    nz = [x for x in d if x != 0]
+    med = float(np.median(d)) if d else None
+    if not nz:
+        return len(common), 0, None, None, None, med
+    res = sps.wilcoxon(nz, zero_method="wilcox", alternative="two-sided")
+    return len(common), len(nz), float(res.statistic), float(res.pvalue), rank_biserial(nz), med
+
+
+def pairwise(entries: dict[str, dict[str, float]], alpha: float = ALPHA) -> list[PairwiseResult]:
+    """Every unordered pair of entries (name -> op -> speedup), Holm-corrected over all pairs."""
+    names = sorted(entries)
+    raw = []
+    for i, x in enumerate(names):
+        for y in names[i + 1 :]:
+            raw.append((x, y, *wilcoxon_pair(entries[x], entries[y])))
+    adj = holm([r[5] for r in raw])
+    return [
+        PairwiseResult(
+            a=x,
+            b=y,
+            n_common=nc,
+            n_nonzero=nn,
+            statistic=w,
+            p_value=p,
+            p_holm=ph,
+            rank_biserial=rb,
+            median_log_ratio=med,
+            significant=ph is not None and ph < alpha,
+        )
+        for (x, y, nc, nn, w, p, rb, med), ph in zip(raw, adj, strict=True)
+    ]
