@@ -1,0 +1,1 @@
+"""Reference ops of category 'reduction' (one KernelBench-format file per op)."""

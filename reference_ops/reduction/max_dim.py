@@ -1,0 +1,42 @@
+"""Max (values only) over dimension 1 of a (BATCH, D1, D2) tensor."""
+
+import torch
+import torch.nn as nn
+
+BATCH = 64
+D1 = 1024
+D2 = 512
+
+META = {
+    "category": "reduction",
+    "dtype": "float32",
+    "flops": "BATCH*D1*D2",
+    "bytes": "4*(BATCH*D1*D2+BATCH*D2)",
+    "description": "Max (values only) over dimension 1 of a (BATCH, D1, D2) tensor.",
+}
+
+SHAPES = {
+    "small": {"BATCH": 4, "D1": 32, "D2": 24},
+    "small_extra": [{"BATCH": 3, "D1": 17, "D2": 13}],
+    "extra": [{"BATCH": 61, "D1": 1021, "D2": 509}],
+}
+
+
+class Model(nn.Module):
+    """torch.max(x, dim=self.dim).values."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.max(x, dim=self.dim).values
+
+
+def get_inputs():
+    x = torch.randn(BATCH, D1, D2)
+    return [x]
+
+
+def get_init_inputs():
+    return [1]
