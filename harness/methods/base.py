@@ -54,6 +54,10 @@ class Proposal:
     parent_ids: list[int] = field(default_factory=list)  # candidate ids
     llm_call_ids: list[int] = field(default_factory=list)
     parse_error: str | None = None
+    # True: judge with EvalConfig(allow_torch_ops=True) (AI CUDA Engineer's convert stage checks a
+    # functional-PyTorch rewrite). Such a proposal still counts against the budget but is never
+    # an op's best kernel (the verdict records allow_torch_ops=True).
+    allow_torch_ops: bool = False
     verdict: Verdict | None = None  # filled by evaluate()
     candidate_id: int | None = None  # filled by the harness when stored
 

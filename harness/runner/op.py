@@ -1,0 +1,252 @@
+"""One op of a run: drive the method, judge and store every proposal, re-judge the best.
+
+``OpRunner.run(task)``:
+  1. skip the op when the run already finished it (resume);
+  2. wrap the run's LLM with resume answers (``ResumedModel``) and the op's budget meter;
+  3. give the method an ``evaluate(proposal)`` that charges the evaluation budget, stores the
+     candidate, judges it in FEEDBACK mode (or reuses a stored verdict of the same task,
+     source and config), stores the verdict, and returns it;
+  4. iterate ``method.optimize`` until it ends or the budget is spent (``BudgetExhausted``);
+  5. re-judge the fastest valid kernel in FINAL mode, store it, and finish the op.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.llm.base import BudgetExhausted, ChatModel, LLMError
+from harness.methods.base import Budget, Method, Proposal
+from harness.methods.common import candidate_runtime, speedup_vs_eager
+from harness.runner.metering import make_meter, metered
+from harness.runner.resume import ResumedModel
+from harness.runner.tasks import task_context
+from harness.store import Results, config_key, sha256_text
+from harness.suite.task import Task
+from sandbox.evaluate import CandidateError, EvalConfig
+from sandbox.verdict import Mode, Status, Verdict
+
+JudgeFn = Callable[[Task, str, EvalConfig], Verdict]
+
+
+@dataclass
+class OpResult:
+    op: str
+    status: str  # finished | failed
+    total: int = 0  # trials (proposals judged)
+    valid: int = 0
+    best_candidate_id: int | None = None
+    best_feedback_us: float | None = None
+    final: Verdict | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    skipped: bool = False  # finished in an earlier invocation of the same run id
+    judged: int = 0  # evaluations actually run by the evaluator (not reused)
+    reused: int = 0  # verdicts reused from the store
+
+
+@dataclass
+class OpSettings:
+    run_id: str
+    device: str
+    budget: Budget
+    seed: int
+    sandbox: str = "process"
+    eval_overrides: dict[str, Any] = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    def eval_config(self, mode: Mode) -> EvalConfig:
+        cpu = not self.device.startswith("cuda")
+        kw: dict[str, Any] = {
+            "mode": mode,
+            "device": self.device,
+            "sandbox": self.sandbox,
+            "profile": "small" if cpu else "default",
+        }
+        if mode is Mode.FEEDBACK or cpu:
+            kw["baselines"] = ("eager",)
+        if mode is Mode.FEEDBACK:
+            kw["seed"] = self.seed  # public inputs: fixed by the run seed
+        kw.update(self.eval_overrides)
+        kw["mode"] = mode
+        return EvalConfig(**kw)
+
+
+def default_judge(task: Task, source: str, config: EvalConfig) -> Verdict:
+    from sandbox.evaluate import evaluate
+
+    return evaluate(task, source, config)
+
+
+class OpRunner:
+    def __init__(self, results: Results, method: Method, llm: ChatModel, settings: OpSettings,
+                 judge: JudgeFn | None = None, progress: Any = None):
+        self.results = results
+        self.method = method
+        self.llm = llm
+        self.s = settings
+        self.judge = judge or default_judge
+        self.progress = progress
+
+    def run(self, task: Task) -> OpResult:
+        rid = self.s.run_id
+        row = self.results.ensure_op(rid, task.name, task.sha256)
+        if row.status == "finished":
+            return self._finished_result(task, row)
+        self.results.start_op(rid, task.name)
+        state = _OpState(task=task)
+        meter = make_meter(self.s.budget)
+        resumed = ResumedModel(self.llm, self.results.store, rid)
+        llm = metered(resumed, meter)
+        ctx = task_context(task, device=self.s.device, env=self.s.environment, seed=self.s.seed)
+        evaluate = self._evaluate_fn(task, meter, state)
+        error = None
+        gen = self.method.optimize(ctx, llm, evaluate, self.s.budget)
+        try:
+            for proposal in gen:
+                if proposal.verdict is None:  # a method that yields without judging
+                    evaluate(proposal)
+        except BudgetExhausted:
+            pass
+        except LLMError as e:
+            error = f"LLM error: {e}"
+        except Exception as e:  # noqa: BLE001 - one op's failure must not end the run
+            error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}"
+        finally:
+            gen.close()
+        usage = {**_snapshot(meter), "llm_calls_resumed": resumed.replayed,
+                 "judged": state.judged, "reused": state.reused}
+        final = final_id = None
+        if error is None and state.best_id is not None:
+            try:
+                final, final_id = self._final(task, state)
+            except Exception as e:  # noqa: BLE001
+                error = f"final evaluation failed: {type(e).__name__}: {e}"
+        self.results.finish_op(rid, task.name, best_candidate_id=state.best_id,
+                               final_verdict_id=final_id, usage=usage, error=error)
+        if self.progress is not None:
+            self.progress.op_done(task.name)
+        return OpResult(op=task.name, status="failed" if error else "finished", total=state.total,
+                        valid=state.valid, best_candidate_id=state.best_id,
+                        best_feedback_us=state.best_us, final=final, usage=usage, error=error,
+                        judged=state.judged, reused=state.reused)
+
+    # -- the evaluate callable the method gets ---------------------------------------------
+    def _evaluate_fn(self, task: Task, meter: Any, state: _OpState) -> Callable[[Proposal], Verdict]:
+        config = self.s.eval_config(Mode.FEEDBACK)
+        key = config_key(config)
+        lock = threading.Lock()
+        budget_total = self.s.budget.evaluations
+
+        def evaluate(proposal: Proposal) -> Verdict:
+            meter.charge_evaluation()  # raises BudgetExhausted once spent
+            with lock:
+                trial = state.total
+                state.total += 1
+            cid = self.results.add_candidate(
+                self.s.run_id, task.name, trial=trial, source=proposal.source,
+                name=proposal.name or None, thought=proposal.thought or None,
+                operator=proposal.operator or None, parent_ids=proposal.parent_ids,
+                llm_call_ids=proposal.llm_call_ids, parse_error=proposal.parse_error,
+            )
+            proposal.candidate_id = cid
+            verdict, stored = self._judge_or_reuse(task, proposal, config, key, cid, state)
+            if not stored:
+                self.results.add_verdict(
+                    verdict, candidate_id=cid, task_sha256=task.sha256,
+                    config_key=None if proposal.parse_error else key,
+                )
+            proposal.verdict = verdict
+            with lock:
+                if verdict.valid:
+                    state.valid += 1
+                    rt = candidate_runtime(verdict)
+                    if rt is not None and (state.best_us is None or rt < state.best_us):
+                        state.best_us, state.best_id = rt, cid
+                        state.best_speedup = speedup_vs_eager(verdict)
+            if self.progress is not None:
+                self.progress.trial(task.name, trial + 1, budget_total, state.best_speedup)
+            return verdict
+
+        return evaluate
+
+    def _judge_or_reuse(self, task: Task, p: Proposal, config: EvalConfig, key: str, cid: int,
+                        state: _OpState) -> tuple[Verdict, bool]:
+        """(verdict, already stored for this candidate)."""
+        mode = config.mode.value
+        mine = self.results.store.query(
+            "SELECT verdict_json FROM verdicts WHERE candidate_id=? AND mode=? ORDER BY verdict_id LIMIT 1",
+            (cid, mode),
+        )
+        if mine:
+            state.reused += 1
+            return Verdict.from_json(mine[0]["verdict_json"]), True
+        if p.parse_error:
+            return _failed(task, p.source, config, f"reply could not be parsed: {p.parse_error}",
+                           rule=None), False
+        hit = self.results.find_verdict(task.sha256, sha256_text(p.source), mode, key)
+        if hit is not None:
+            state.reused += 1
+            return hit.verdict, False
+        state.judged += 1
+        t0 = time.monotonic()
+        try:
+            v = self.judge(task, p.source, config)
+        except CandidateError as e:
+            v = _failed(task, p.source, config, str(e), rule=None)
+        v.durations_s.setdefault("harness_total", round(time.monotonic() - t0, 3))
+        return v, False
+
+    def _final(self, task: Task, state: _OpState) -> tuple[Verdict, int]:
+        config = self.s.eval_config(Mode.FINAL)
+        key = config_key(config)
+        cand = self.results.get_candidate(state.best_id)  # type: ignore[arg-type]
+        assert cand is not None
+        p = Proposal(source=cand.source)
+        verdict, stored = self._judge_or_reuse(task, p, config, key, cand.candidate_id, state)
+        if stored:
+            row = self.results.store.query(
+                "SELECT verdict_id FROM verdicts WHERE candidate_id=? AND mode='final' "
+                "ORDER BY verdict_id LIMIT 1", (cand.candidate_id,))
+            return verdict, int(row[0]["verdict_id"])
+        vid = self.results.add_verdict(verdict, candidate_id=cand.candidate_id,
+                                       task_sha256=task.sha256, config_key=key)
+        return verdict, vid
+
+    def _finished_result(self, task: Task, row: Any) -> OpResult:
+        cands = self.results.list_candidates(self.s.run_id, task.name)
+        fb = self.results.list_verdicts(self.s.run_id, task.name, "feedback")
+        final = self.results.get_verdict(row.final_verdict_id) if row.final_verdict_id else None
+        if self.progress is not None:
+            self.progress.op_done(task.name, skipped=True)
+        return OpResult(op=task.name, status="finished", total=len(cands),
+                        valid=sum(1 for v in fb if v.status == "valid"),
+                        best_candidate_id=row.best_candidate_id,
+                        final=final.verdict if final else None, usage=row.usage, skipped=True)
+
+
+@dataclass
+class _OpState:
+    task: Task
+    total: int = 0
+    valid: int = 0
+    best_id: int | None = None
+    best_us: float | None = None
+    best_speedup: float | None = None
+    judged: int = 0
+    reused: int = 0
+
+
+def _failed(task: Task, source: str, config: EvalConfig, message: str, rule: str | None) -> Verdict:
+    return Verdict(status=Status.COMPILE_ERROR, message=message, rule=rule, mode=config.mode,
+                   device=config.device, task=task.name, candidate_sha256=sha256_text(source))
+
+
+def _snapshot(meter: Any) -> dict[str, Any]:
+    snap = meter.snapshot()
+    return dataclasses.asdict(snap) if dataclasses.is_dataclass(snap) else dict(snap)

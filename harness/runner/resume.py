@@ -1,0 +1,89 @@
+"""Resume: answer LLM calls a restarted op already made from the store, not the endpoint.
+
+``ResumedModel`` sits above the recording layer. For a call of (run, op, trial) whose
+messages equal a successful call recorded for that same run/op/trial, it returns the
+recorded response (with its ``call_id``) without calling the model, and without recording
+it again. Repeated identical requests within one trial are answered in recorded order;
+once the recording is used up, calls go through to the model (and are recorded as usual).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+from harness.llm.base import CallContext, ChatModel, ChatResult
+from harness.store.db import Store
+
+
+class ResumedModel:
+    def __init__(self, inner: ChatModel, store: Store, run_id: str):
+        self.inner = inner
+        self.store = store
+        self.run_id = run_id
+        self.name = getattr(inner, "name", "model")
+        self.offline = getattr(inner, "offline", False)
+        self._used: set[int] = set()
+        self._lock = threading.Lock()
+        self.replayed = 0  # calls answered from the store (for tests and the summary)
+
+    def __getattr__(self, item: str) -> Any:  # base_url, members, ... of the inner model
+        return getattr(self.inner, item)
+
+    def chat(self, messages: list[dict[str, str]], *, context: CallContext,
+             temperature: float | None = None, max_tokens: int | None = None,
+             model: str | None = None) -> ChatResult:
+        hit = self._lookup(messages, context, model)
+        if hit is not None:
+            return hit
+        kw: dict[str, Any] = {"context": context}
+        if temperature is not None:
+            kw["temperature"] = temperature
+        if max_tokens is not None:
+            kw["max_tokens"] = max_tokens
+        if model is not None:
+            kw["model"] = model
+        return self.inner.chat(messages, **kw)
+
+    def _lookup(self, messages: list[dict[str, str]], ctx: CallContext, model: str | None) -> ChatResult | None:
+        if ctx.op is None or ctx.trial is None:
+            return None
+        run_id = ctx.run_id or self.run_id
+        rows = self.store.query(
+            "SELECT call_id, model, request_json, response_text, prompt_tokens, completion_tokens, "
+            "latency_s, offline FROM llm_calls WHERE run_id=? AND op=? AND trial=? AND error IS NULL "
+            "AND response_text IS NOT NULL ORDER BY call_id",
+            (run_id, ctx.op, ctx.trial),
+        )
+        with self._lock:
+            for r in rows:
+                if r["call_id"] in self._used:
+                    continue
+                try:
+                    req = json.loads(r["request_json"])
+                except ValueError:
+                    continue
+                if _messages_of(req) != messages:
+                    continue
+                if model is not None and req.get("model") not in (None, model) and r["model"] != model:
+                    continue
+                self._used.add(r["call_id"])
+                self.replayed += 1
+                return ChatResult(
+                    text=r["response_text"],
+                    model=r["model"],
+                    prompt_tokens=r["prompt_tokens"] or 0,
+                    completion_tokens=r["completion_tokens"] or 0,
+                    latency_s=0.0,
+                    call_id=r["call_id"],
+                    offline=bool(r["offline"]),
+                    raw={"resumed_from_call": r["call_id"]},
+                )
+        return None
+
+
+def _messages_of(req: Any) -> Any:
+    if isinstance(req, dict):
+        return req.get("messages")
+    return None
