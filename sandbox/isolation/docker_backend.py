@@ -116,9 +116,12 @@ class ContainerHandle:
 
     isolation = "docker"
 
-    def __init__(self, container, log_path: str | None, wall_s: float) -> None:
+    def __init__(self, container, log_path: str | None, wall_s: float,
+                 memory_bytes: int | None = None) -> None:
         self.container = container
         self.log_path = log_path
+        self.memory_bytes = memory_bytes
+        self._killed = False
         container.reload()
         self.pid = int(container.attrs.get("State", {}).get("Pid") or 0)
         self._status: int | None = None
@@ -134,6 +137,11 @@ class ContainerHandle:
             code = int(state.get("ExitCode", -9) or 0)
             if state.get("OOMKilled"):
                 self._violation = "memory: the container hit its memory limit (OOM-killed)"
+            elif code == 137 and not self._killed and time.monotonic() < self._deadline:
+                # SIGKILL from inside before the backstop: only the kernel's OOM killer does
+                # that (podman reports OOMKilled for the container's pid 1 only).
+                lim = f" of {self.memory_bytes // 2**20} MiB" if self.memory_bytes else ""
+                self._violation = f"memory: SIGKILLed inside the container (memory limit{lim})"
             self._status = -(code - 128) if code > 128 else code
             self._save_logs()
             self._remove()
@@ -188,6 +196,7 @@ class ContainerHandle:
     def kill(self) -> None:
         if self._status is not None:
             return
+        self._killed = True
         try:
             self.container.kill()
         except Exception:  # noqa: BLE001 - already exited
@@ -326,7 +335,8 @@ class DockerLauncher:
             _started.pop(container.id, None)
             container.remove(force=True)
             raise
-        return ContainerHandle(container, spec.log_path, lim.wall_seconds + self.options.backstop_grace_s)
+        return ContainerHandle(container, spec.log_path,
+                               lim.wall_seconds + self.options.backstop_grace_s, memory_bytes=mem)
 
 
 def _engine_safe_ulimits() -> list:

@@ -96,6 +96,7 @@ def connect(base_url: str | None = None, timeout: int = 120):
         try:
             client = docker.DockerClient(base_url=url, timeout=timeout)
             client.ping()
+            client.kh_url = url  # the URL that answered (the SDK shows unix sockets as localhost)
             return client
         except Exception as e:  # noqa: BLE001 - report every URL's failure
             errors.append(f"{url}: {e}")
@@ -115,7 +116,7 @@ def describe_client(client) -> EngineInfo:
         name=name,
         version=str(v.get("Version", "")),
         api_version=str(v.get("ApiVersion", "")),
-        base_url=str(client.api.base_url),
+        base_url=str(getattr(client, "kh_url", client.api.base_url)),
         podman="podman" in name.lower(),
     )
 
