@@ -26,9 +26,11 @@ def open_results(results: str):
 def format_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     cells = [[_cell(r.get(c)) for c in columns] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))
+    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip()
     out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in cells]
+    out += [
+        "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
     return "\n".join(out)
 
 
