@@ -1,0 +1,107 @@
+"""Record every LLM call in the results store, so runs can be audited and replayed.
+
+``RecordingModel`` wraps any ``ChatModel``: each call becomes one row of ``llm_calls``
+(request, response, tokens, latency, error, and the ``CallContext``: run, method, op,
+trial, purpose) and ``ChatResult.call_id`` is set to the row id. The request is stored in a
+canonical form (roles and contents, sampling parameters, the ensemble member asked for)
+whose sha256 is the replay key; API keys are never part of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from harness.llm.base import BudgetExhausted, CallContext, ChatModel, ChatResult
+
+if TYPE_CHECKING:
+    from harness.store.db import Store
+
+
+def canonical_request(
+    messages: list[dict[str, str]], temperature: float | None, max_tokens: int | None, model: str | None
+) -> dict[str, Any]:
+    """What identifies a request for replay: exactly what the method asked for."""
+    return {
+        "messages": [{"role": str(m.get("role", "user")), "content": str(m.get("content", ""))} for m in messages],
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "model": model,
+    }
+
+
+def request_sha256(request: dict[str, Any]) -> str:
+    blob = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class RecordingModel:
+    """A ``ChatModel`` that records each call of ``inner`` into ``store``."""
+
+    def __init__(self, inner: ChatModel, store: Store, *, run_id: str | None = None,
+                 base_url: str | None = None):
+        self.inner = inner
+        self.store = store
+        self.run_id = run_id
+        self.base_url = base_url
+        self.name = inner.name
+        self.offline = inner.offline
+
+    def __getattr__(self, item: str) -> Any:  # members, pick, model... of the wrapped model
+        return getattr(self.inner, item)
+
+    def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        context: CallContext,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        model: str | None = None,
+    ) -> ChatResult:
+        request = canonical_request(messages, temperature, max_tokens, model)
+        t0 = time.perf_counter()
+        try:
+            result = self.inner.chat(messages, context=context, temperature=temperature,
+                                     max_tokens=max_tokens, model=model)
+        except BudgetExhausted:
+            raise  # no call was made
+        except Exception as e:
+            self._write(request, context, None, f"{type(e).__name__}: {e}", time.perf_counter() - t0, model)
+            raise
+        result.call_id = self._write(request, context, result, None, result.latency_s, model)
+        return result
+
+    def _write(self, request: dict[str, Any], ctx: CallContext, result: ChatResult | None,
+               error: str | None, latency_s: float, asked: str | None) -> int:
+        stored = dict(request, context={"purpose": ctx.purpose, "llm": self.name})
+        model_name = result.model if result is not None else (asked or self.name)
+        response_json = None
+        if result is not None:
+            response_json = json.dumps({"model": result.model, "offline": result.offline, "raw": result.raw},
+                                       default=str, ensure_ascii=False)
+        offline = result.offline if result is not None else self.offline
+        with self.store.tx() as c:
+            cur = c.execute(
+                "INSERT INTO llm_calls (run_id, method, op, trial, model, base_url, request_json, "
+                "request_sha256, response_text, response_json, prompt_tokens, completion_tokens, "
+                "latency_s, error, offline, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    ctx.run_id or self.run_id, ctx.method, ctx.op, ctx.trial, model_name,
+                    getattr(self.inner, "base_url", None) or self.base_url,
+                    json.dumps(stored, ensure_ascii=False), request_sha256(request),
+                    result.text if result is not None else None, response_json,
+                    result.prompt_tokens if result is not None else None,
+                    result.completion_tokens if result is not None else None,
+                    latency_s, error, int(bool(offline)), _now(),
+                ),
+            )
+            return int(cur.lastrowid)
+
+
+def _now() -> str:
+    from harness.store.db import utcnow
+
+    return utcnow()
