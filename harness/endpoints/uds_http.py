@@ -1,0 +1,171 @@
+"""Small HTTP/1.1 JSON plumbing over unix sockets (server and client), standard library only.
+
+Why unix sockets: a method program in a container with ``network_mode="none"`` can reach a
+socket file bind-mounted into it, and nothing else. The same sockets serve a method that
+runs as a plain process. Any language with an HTTP client that can dial a unix socket
+(curl ``--unix-socket``, Go, Rust hyperlocal, Python httpx ``uds=``) speaks this.
+
+Server: ``JSONServer(path, routes, token)`` answers ``{"error": {...}}`` for every failure,
+checks ``Authorization: Bearer <token>`` in constant time, and caps request bodies.
+Client: ``request(socket_path, method, path, body=None, token=None) -> (status, json)``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import http.client
+import json
+import os
+import socket
+import socketserver
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+MAX_BODY = 4 * 1024 * 1024
+
+# handler(method, path, body_or_None) -> (status, json-able)
+Route = Callable[[str, str, Any], tuple[int, Any]]
+
+
+class HTTPError(Exception):
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message = status, kind, message
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"type": self.kind, "message": self.message}}
+
+
+class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "kernel-harness"
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by default
+        pass
+
+    def address_string(self) -> str:
+        return "unix"
+
+    def _reply(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _handle(self, method: str) -> None:
+        srv: JSONServer = self.server.owner  # type: ignore[attr-defined]
+        try:
+            if not srv.authorized(self.headers.get("Authorization", "")):
+                raise HTTPError(401, "unauthorized", "missing or wrong bearer token "
+                                "(send 'Authorization: Bearer $HARNESS_EVAL_TOKEN')")
+            body = None
+            n = int(self.headers.get("Content-Length") or 0)
+            if n > MAX_BODY:
+                raise HTTPError(413, "too_large", f"request body of {n} bytes > {MAX_BODY}")
+            if n:
+                raw = self.rfile.read(n)
+                try:
+                    body = json.loads(raw)
+                except ValueError as e:
+                    raise HTTPError(400, "bad_json", f"request body is not JSON: {e}") from e
+            status, payload = srv.dispatch(method, self.path, body)
+        except HTTPError as e:
+            status, payload = e.status, e.body()
+        except Exception as e:  # noqa: BLE001 - the server must answer, never die
+            status, payload = 500, {"error": {"type": "internal", "message": f"{type(e).__name__}: {e}"}}
+        self._reply(status, payload)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._handle("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._handle("POST")
+
+
+class JSONServer:
+    """A threaded JSON-over-HTTP server on a unix socket; ``routes`` map a path prefix to a handler."""
+
+    def __init__(self, path: str, routes: dict[str, Route], token: str | None,
+                 socket_mode: int = 0o660) -> None:
+        self.path = path
+        self.routes = routes
+        self.token = token
+        if os.path.exists(path):
+            os.unlink(path)
+        self._srv = _UnixHTTPServer(path, _Handler)
+        self._srv.owner = self  # type: ignore[attr-defined]
+        os.chmod(path, socket_mode)
+        self._thread = threading.Thread(target=self._srv.serve_forever, daemon=True,
+                                        name=f"kh-endpoint-{os.path.basename(path)}")
+
+    def authorized(self, header: str) -> bool:
+        if self.token is None:
+            return True
+        given = header[7:] if header.startswith("Bearer ") else ""
+        return hmac.compare_digest(given.encode(), self.token.encode())
+
+    def dispatch(self, method: str, path: str, body: Any) -> tuple[int, Any]:
+        route = path.split("?", 1)[0]
+        for prefix in sorted(self.routes, key=len, reverse=True):
+            if route == prefix or route.startswith(prefix.rstrip("/") + "/"):
+                return self.routes[prefix](method, route, body)
+        raise HTTPError(404, "not_found", f"no endpoint {route} (see docs/method-protocol.md)")
+
+    def start(self) -> JSONServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._srv.shutdown()
+        self._srv.server_close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+
+    def __enter__(self) -> JSONServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, socket_path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = socket_path
+
+    def connect(self) -> None:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        s.connect(self.socket_path)
+        self.sock = s
+
+
+def request(socket_path: str, method: str, path: str, body: Any = None, token: str | None = None,
+            timeout: float = 3600.0) -> tuple[int, Any]:
+    """One JSON request over a unix socket; returns (HTTP status, decoded JSON body)."""
+    conn = _UnixConnection(socket_path, timeout)
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    try:
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        raw = resp.read()
+    finally:
+        conn.close()
+    try:
+        return resp.status, json.loads(raw) if raw else None
+    except ValueError:
+        return resp.status, {"error": {"type": "bad_json", "message": raw[:200].decode(errors="replace")}}
