@@ -1,0 +1,1 @@
+"""Reference ops of category 'convolution' (one KernelBench-format file per op)."""

@@ -1,0 +1,1 @@
+"""Reference ops of category 'fused' (one KernelBench-format file per op)."""

@@ -1,0 +1,44 @@
+"""GEMM, then sigmoid(y) * 2.0 + y (scaled gate plus residual)."""
+
+import torch
+import torch.nn as nn
+
+BATCH = 2048
+IN = 4096
+OUT = 4096
+
+META = {
+    "category": "fused",
+    "dtype": "float32",
+    "flops": "2*BATCH*IN*OUT+7*BATCH*OUT",
+    "bytes": "4*(BATCH*IN+IN*OUT+OUT+BATCH*OUT)",
+    "description": "GEMM, then sigmoid(y) * 2.0 + y (scaled gate plus residual).",
+}
+
+SHAPES = {
+    "small": {"BATCH": 16, "IN": 64, "OUT": 48},
+    "small_extra": [{"BATCH": 7, "IN": 37, "OUT": 29}],
+    "extra": [{"BATCH": 2001, "IN": 3001, "OUT": 2047}],
+}
+
+
+class Model(nn.Module):
+    """y = linear(x); sigmoid(y) * scale + y."""
+
+    def __init__(self, in_features: int, out_features: int, scale: float):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+        self.scale = scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.linear(x)
+        return torch.sigmoid(y) * self.scale + y
+
+
+def get_inputs():
+    x = torch.randn(BATCH, IN)
+    return [x]
+
+
+def get_init_inputs():
+    return [IN, OUT, 2.0]

@@ -1,0 +1,1 @@
+"""Reference ops of category 'loss' (one KernelBench-format file per op)."""

@@ -1,0 +1,1 @@
+"""Reference ops of category 'pooling' (one KernelBench-format file per op)."""
