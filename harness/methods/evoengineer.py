@@ -20,7 +20,7 @@ counts against the budget).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from harness.llm.base import ChatModel
@@ -64,6 +64,9 @@ class EvoEngineer:
                                  population_size or sw.population_size)
         self.max_insights = max_insights
         self.temperature = temperature
+        # on_step(trial, snapshot): called after each judged proposal with the population's
+        # candidate ids, the best id and the insight pool (for tests and debugging)
+        self.on_step: Callable[[int, dict], None] | None = None
 
     # -- the search loop ------------------------------------------------------------------
     def optimize(self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn,
@@ -100,6 +103,16 @@ class EvoEngineer:
                 pop.add(sol)
             if sol.valid and sol.thought:
                 insight_pool.append(sol.thought)
+            if self.on_step is not None:
+                self.on_step(trial, {
+                    "operator": operator,
+                    "parents": [p.candidate_id for p in parents],
+                    "members": [m.candidate_id for m in pop.members],
+                    "valid": [m.candidate_id for m in pop.valid],
+                    "best": pop.best.candidate_id if pop.best else None,
+                    "insights_shown": insights,
+                    "insight_pool": list(insight_pool),
+                })
 
     def choose_operator(self, pop: ElitePopulation, steps_after_init: int,
                         rng: random.Random) -> tuple[str, list[Solution]]:

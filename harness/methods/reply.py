@@ -24,8 +24,14 @@ import re
 from dataclasses import dataclass
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.S)
-_SECTION = re.compile(r"^[ \t]*(?:#{1,6}[ \t]*|\*\*)?(name|thought|idea|insight|code)\b[:*]*[ \t]*:?[ \t]*(.*)$",
-                      re.I | re.M)
+# A section label: "## Name", "**Thought:**", "Code:" ... A bare word at the start of a line
+# ("insight-two", "Name the kernel ...") is text, not a label: it needs a heading mark, bold or
+# a colon, and must end at whitespace, a colon, an asterisk or the end of the line.
+_SECTION = re.compile(
+    r"^[ \t]*(?P<h>#{1,6}[ \t]*)?(?P<b>\*\*)?(?P<label>name|thought|idea|insight|code)(?=[\s:*]|$)"
+    r"(?:\*\*)?[ \t]*(?P<c>:)?(?:\*\*)?[ \t]*(?P<rest>.*)$",
+    re.I | re.M,
+)
 
 
 @dataclass
@@ -61,13 +67,13 @@ def parse_reply(text: str) -> ParsedReply:
         else:
             return ParsedReply(error="no fenced code block in the reply")
     sections: dict[str, str] = {}
-    matches = list(_SECTION.finditer(_strip_fences(text)))
+    matches = [m for m in _SECTION.finditer(_strip_fences(text)) if m.group("h") or m.group("b") or m.group("c")]
     stripped = _strip_fences(text)
     for i, m in enumerate(matches):
-        key = m.group(1).lower()
+        key = m.group("label").lower()
         key = "thought" if key in ("idea", "insight") else key
         end = matches[i + 1].start() if i + 1 < len(matches) else len(stripped)
-        body = (m.group(2) + "\n" + stripped[m.end():end]).strip().strip("*").strip()
+        body = (m.group("rest") + "\n" + stripped[m.end():end].lstrip("\n")).strip().strip("*").strip()
         if key != "code" and key not in sections:
             sections[key] = body
     name = re.sub(r"\s+", "_", sections.get("name", "").splitlines()[0].strip()) if sections.get("name") else ""

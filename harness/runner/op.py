@@ -155,15 +155,19 @@ class OpRunner:
                 llm_call_ids=proposal.llm_call_ids, parse_error=proposal.parse_error,
             )
             proposal.candidate_id = cid
-            verdict, stored = self._judge_or_reuse(task, proposal, config, key, cid, state)
+            cfg, k = config, key
+            if getattr(proposal, "allow_torch_ops", False):  # e.g. AI CUDA Engineer's convert stage
+                cfg = dataclasses.replace(config, allow_torch_ops=True)
+                k = config_key(cfg)
+            verdict, stored = self._judge_or_reuse(task, proposal, cfg, k, cid, state)
             if not stored:
                 self.results.add_verdict(
                     verdict, candidate_id=cid, task_sha256=task.sha256,
-                    config_key=None if proposal.parse_error else key,
+                    config_key=None if proposal.parse_error else k,
                 )
             proposal.verdict = verdict
             with lock:
-                if verdict.valid:
+                if verdict.valid and not cfg.allow_torch_ops:  # a torch rewrite is never the best
                     state.valid += 1
                     rt = candidate_runtime(verdict)
                     if rt is not None and (state.best_us is None or rt < state.best_us):
