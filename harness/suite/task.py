@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib.util
 import itertools
 import math
 import sys

@@ -3,9 +3,9 @@
 import torch
 import torch.nn as nn
 
-B = 8
-I = 64
-J = 256
+BATCH = 8
+S1 = 64
+S2 = 256
 L = 256
 K = 512
 
@@ -14,15 +14,15 @@ K = 512
 META = {
     "category": "matmul",
     "dtype": "float32",
-    "flops": "2*B*I*J*L*K",
-    "bytes": "4*(B*I*J*L+L*K+B*I*J*K)",
+    "flops": "2*BATCH*S1*S2*L*K",
+    "bytes": "4*(BATCH*S1*S2*L+L*K+BATCH*S1*S2*K)",
     "description": "4D tensor-matrix product C[b,i,j,k] = sum_l A[b,i,j,l] * W[l,k] (einsum).",
 }
 
 SHAPES = {
-    "small": {"B": 2, "I": 4, "J": 8, "L": 16, "K": 12},
-    "small_extra": [{"B": 1, "I": 3, "J": 5, "L": 13, "K": 7}],
-    "extra": [{"B": 3, "I": 61, "J": 255, "L": 129, "K": 257}],
+    "small": {"BATCH": 2, "S1": 4, "S2": 8, "L": 16, "K": 12},
+    "small_extra": [{"BATCH": 1, "S1": 3, "S2": 5, "L": 13, "K": 7}],
+    "extra": [{"BATCH": 3, "S1": 61, "S2": 255, "L": 129, "K": 257}],
 }
 
 
@@ -37,7 +37,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    A = torch.randn(B, I, J, L)
+    A = torch.randn(BATCH, S1, S2, L)
     W = torch.randn(L, K) * L ** -0.5
     return [A, W]
 
