@@ -221,17 +221,36 @@ def summarize_run(
 
 
 # -- across seeds -------------------------------------------------------------------------------
-def mean_ci(values: Sequence[float], alpha: float = ALPHA) -> Estimate:
-    """Mean of repeated runs with a Student-t interval (no interval for a single run)."""
+def mean_ci(
+    values: Sequence[float | None],
+    alpha: float = ALPHA,
+    *,
+    log: bool = False,
+    bounds: tuple[float, float] | None = None,
+) -> Estimate:
+    """Mean of repeated runs (seeds) with a Student-t interval; no interval for one run.
+
+    ``log=True`` (speedups): the t-interval is taken on log values and mapped back, so the
+    point is the geometric mean over seeds and the interval stays positive. ``bounds``
+    clips the interval (rates stay within [0, 1])."""
     arr = np.asarray([v for v in values if v is not None], dtype=float)
     if arr.size == 0:
         return Estimate(None)
+    if log:
+        arr = np.log(arr)
     m = float(arr.mean())
     if arr.size == 1:
-        return Estimate(m, None, None, n=1)
-    sem = float(arr.std(ddof=1) / math.sqrt(arr.size))
-    h = float(sps.t.ppf(1 - alpha / 2, df=arr.size - 1) * sem)
-    return Estimate(m, m - h, m + h, n=int(arr.size))
+        lo = hi = None
+    else:
+        sem = float(arr.std(ddof=1) / math.sqrt(arr.size))
+        h = float(sps.t.ppf(1 - alpha / 2, df=arr.size - 1) * sem)
+        lo, hi = m - h, m + h
+    if log:
+        m = math.exp(m)
+        lo, hi = (math.exp(lo), math.exp(hi)) if lo is not None else (None, None)
+    if bounds is not None and lo is not None:
+        lo, hi = max(bounds[0], lo), min(bounds[1], hi)
+    return Estimate(m, lo, hi, n=int(arr.size))
 
 
 def entry_op_speedups(

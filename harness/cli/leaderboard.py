@@ -1,0 +1,102 @@
+"""``harness leaderboard build/serve/verify``: the static leaderboard site."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.group()
+def cli() -> None:
+    """Build, serve and verify the static leaderboard."""
+
+
+@cli.command("build")
+@click.option(
+    "--results", "results", multiple=True, type=click.Path(file_okay=False),
+    help="Results directory (repeatable); default: ./results.",
+)  # fmt: skip
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Output directory.")
+@click.option("--finished-only", is_flag=True, help="Leave out runs that are still running.")
+def build_cmd(results: tuple[str, ...], out: str, finished_only: bool) -> None:
+    """Aggregate every run of every store into OUT/leaderboard.json, then render OUT/*.html."""
+    from harness.leaderboard.build import build_leaderboard
+    from harness.leaderboard.collect import NoResults, collect
+    from harness.leaderboard.render import render_site
+
+    dirs = list(results) or ["results"]
+    try:
+        runs = collect(dirs, include_running=not finished_only)
+    except NoResults as e:
+        raise click.ClickException(str(e)) from e
+    if not runs:
+        raise click.ClickException(
+            f"no run with a finished op in {', '.join(dirs)}; run `harness run ...` first"
+        )
+    lb = build_leaderboard(runs, dirs)
+    pages = render_site(lb, out)
+    click.echo(
+        f"leaderboard: {len(lb.entries)} entries, {len(lb.ops)} ops, {len(runs)} runs -> "
+        f"{Path(out) / 'leaderboard.json'} and {len(pages)} pages; open {Path(out) / 'index.html'}"
+    )
+    for e in lb.entries:
+        if e.badges:
+            click.echo(f"  note: {e.label}: {'; '.join(e.badges)}")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        sys.stderr.write("serve: " + (format % args) + "\n")
+
+
+@cli.command("serve")
+@click.option("--dir", "directory", default="site/_build", show_default=True,
+              type=click.Path(file_okay=False, exists=True), help="A built site.")  # fmt: skip
+@click.option("--port", default=8000, show_default=True, type=int, help="0 picks a free port.")
+def serve_cmd(directory: str, port: int) -> None:
+    """Preview a built site on http://127.0.0.1:PORT (loopback only; Ctrl-C stops)."""
+    if not (Path(directory) / "index.html").is_file():
+        raise click.ClickException(
+            f"{directory}/index.html missing; run `harness leaderboard build` first"
+        )
+    handler = functools.partial(_QuietHandler, directory=directory)
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as srv:
+        click.echo(
+            f"serving {directory} at http://127.0.0.1:{srv.server_address[1]}/ (Ctrl-C stops)",
+            err=True,
+        )
+        try:
+            srv.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+@cli.command("verify")
+@click.option("--results", "results", multiple=True, type=click.Path(file_okay=False),
+              help="Results directory (repeatable).")  # fmt: skip
+@click.option("--leaderboard", "lb_path", type=click.Path(dir_okay=False, exists=True),
+              help="A leaderboard.json (instead of --results).")  # fmt: skip
+@click.option("--device", default=None, help="cuda | cpu (default: each kernel's recorded device).")
+@click.option("--sandbox", default="process", show_default=True, help="process | docker.")
+@click.option("--entry", "entries", multiple=True, help="Only these entry ids (repeatable).")
+@click.option("--op", "ops", multiple=True, help="Only these ops (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def verify_cmd(results, lb_path, device, sandbox, entries, ops, as_json) -> None:
+    """Re-judge each recorded best kernel on this machine (final mode) and report whether
+    its speedup still holds within the recorded CI."""
+    from harness.leaderboard.verify import load_leaderboard, verify
+
+    lb = load_leaderboard(list(results), lb_path)
+    report = verify(lb, device=device, sandbox=sandbox, entries=set(entries), ops=set(ops),
+                    progress=lambda s: click.echo(s, err=True))  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        click.echo(report.text())
+    if report.errors:
+        sys.exit(1)

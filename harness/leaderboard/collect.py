@@ -1,0 +1,151 @@
+"""Reading results stores into per-run data the leaderboard aggregates.
+
+For each run: its ops as ``OpOutcome`` (trial counts from feedback verdicts, speedups from
+the final verdict of the best kernel), the best kernels themselves, and the usage recorded
+for each op (evaluations, LLM calls, tokens, seconds, cost).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.leaderboard.model import BestKernel, SpeedupCell
+from harness.stats import OpOutcome, SpeedupCI
+from harness.store import Results, RunInfo
+from harness.store.db import DB_NAME
+from harness.store.fingerprint import hardware_label
+
+
+@dataclass
+class RunData:
+    run: RunInfo
+    results_dir: str
+    outcomes: list[OpOutcome]
+    best: dict[str, BestKernel | None]
+    usage: dict[str, float] = field(default_factory=dict)
+    hardware: str = ""
+    host_timers: bool = False
+
+
+class NoResults(FileNotFoundError):
+    pass
+
+
+def open_stores(dirs: list[str | Path]) -> list[tuple[str, Results]]:
+    out = []
+    for d in dirs:
+        p = Path(d)
+        if not (p / DB_NAME).is_file():
+            raise NoResults(
+                f"{p}: no results store ({DB_NAME}); pass the --results DIR that `harness run` wrote"
+            )
+        out.append((str(p), Results.open(p)))
+    return out
+
+
+def collect(dirs: list[str | Path], *, include_running: bool = True) -> list[RunData]:
+    """Every run (with at least one finished op) of every store in ``dirs``."""
+    runs = []
+    for d, repo in open_stores(dirs):
+        for run in repo.list_runs():
+            if run.status == "running" and not include_running:
+                continue
+            data = collect_run(repo, run, d)
+            if data.outcomes:
+                runs.append(data)
+        repo.close()
+    return runs
+
+
+def _usage_sum(usages: list[dict[str, Any]]) -> dict[str, float]:
+    tot: dict[str, float] = {}
+    for u in usages:
+        for k, v in u.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                tot[k] = tot.get(k, 0) + v
+    return tot
+
+
+def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
+    outcomes: list[OpOutcome] = []
+    best: dict[str, BestKernel | None] = {}
+    host = run.device == "cpu"
+    usages = []
+    for op in repo.list_ops(run.run_id):
+        if op.status != "finished":
+            continue
+        usages.append(op.usage)
+        cands = repo.list_candidates(run.run_id, op.op)
+        latest: dict[int, Any] = {}
+        for v in repo.list_verdicts(run.run_id, op.op, "feedback"):
+            latest[v.candidate_id] = v  # later verdicts of a candidate win
+        compiled = correct = 0
+        for c in cands:
+            v = latest.get(c.candidate_id)
+            if v is None or c.parse_error:
+                continue
+            compiled += v.status != "compile_error"
+            correct += v.status == "valid"
+            host = host or v.verdict.host_timers
+        final = repo.get_verdict(op.final_verdict_id) if op.final_verdict_id else None
+        speedups: dict[str, SpeedupCI] = {}
+        kernel = None
+        if final is not None:
+            fv = final.verdict
+            host = host or fv.host_timers
+            for b, s in fv.speedups.items():
+                speedups[b] = SpeedupCI(s.value, s.ci_low, s.ci_high, s.significant, s.p_value)
+            cand = repo.get_candidate(final.candidate_id) if final.candidate_id else None
+            if cand is not None:
+                t = fv.timings.get("candidate")
+                kernel = BestKernel(
+                    run_id=run.run_id,
+                    candidate_id=cand.candidate_id,
+                    name=cand.name or f"trial {cand.trial}",
+                    thought=cand.thought or "",
+                    source=cand.source,
+                    source_sha256=cand.source_sha256,
+                    task_sha256=op.task_sha256,
+                    final_status=fv.status.value,
+                    final_message=fv.message,
+                    device=fv.device,
+                    hardware=hardware_label(fv.environment or run.environment),
+                    host_timers=fv.host_timers,
+                    speedups={
+                        b: SpeedupCell(s.value, s.ci_low, s.ci_high, s.significant, s.p_value)
+                        for b, s in fv.speedups.items()
+                    },
+                    runtime_us=t.median_us if (t and fv.valid) else None,
+                    baselines_us={
+                        k: m.median_us for k, m in fv.timings.items() if k != "candidate"
+                    },
+                    speed_of_light=dict(fv.speed_of_light),
+                )
+        outcomes.append(
+            OpOutcome(
+                op=op.op,
+                trials=len(cands),
+                compiled=compiled,
+                correct=correct,
+                final_status=final.status if final else None,
+                speedups=speedups,
+            )
+        )
+        best[op.op] = kernel
+    usage = _usage_sum(usages)
+    llm = repo.llm_usage(run.run_id)
+    if llm:
+        usage.setdefault("llm_calls", sum(v["calls"] for v in llm.values()))
+        usage.setdefault("prompt_tokens", sum(v["prompt_tokens"] for v in llm.values()))
+        usage.setdefault("completion_tokens", sum(v["completion_tokens"] for v in llm.values()))
+    return RunData(
+        run=run,
+        results_dir=results_dir,
+        outcomes=outcomes,
+        best=best,
+        usage=usage,
+        hardware=hardware_label(run.environment),
+        host_timers=host,
+    )

@@ -1,0 +1,172 @@
+"""Rendering a ``Leaderboard`` to static HTML with the jinja2 templates of ``harness_site``.
+
+Output layout (relative links only, so it works from ``file://`` and any static host)::
+
+    OUT/index.html  pairwise.html  ops.html  provenance.html  leaderboard.json
+    OUT/methods/<entry_id>.html   OUT/ops/<op>.html   OUT/static/{style.css,sort.js,pygments.css}
+
+Data is inlined into the pages; nothing is fetched at runtime.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+from pygments import highlight as _highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+from harness.leaderboard import plots
+from harness.leaderboard.model import HOST_TIMER_LABEL, OFFLINE_LABEL, BestKernel, Leaderboard
+
+REPO_SITE = Path(__file__).resolve().parents[2] / "site"
+_FORMATTER = HtmlFormatter(cssclass="hl")
+
+
+def _loader() -> jinja2.BaseLoader:
+    """The installed package's templates; the repository's site/ in a checkout whose editable
+    install predates the harness_site mapping."""
+    try:
+        import harness_site  # noqa: F401
+
+        return jinja2.PackageLoader("harness_site", "templates")
+    except (ImportError, ValueError):
+        return jinja2.FileSystemLoader(str(REPO_SITE / "templates"))
+
+
+def _static_dir() -> Path:
+    try:
+        import harness_site  # noqa: F401
+
+        return Path(str(importlib.resources.files("harness_site") / "static"))
+    except ImportError:
+        return REPO_SITE / "static"
+
+
+def fmt(v: Any, kind: str = "num") -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    if kind == "x":
+        return f"{v:.2f}x"
+    if kind == "pct":
+        return f"{100 * v:.0f}%"
+    if kind == "p":
+        return "<0.001" if v < 0.001 else f"{v:.3f}"
+    if kind == "r":
+        return f"{v:+.2f}"
+    if kind == "us":
+        return f"{v:,.1f} µs"
+    if kind == "sol":
+        return f"{v:.0f}%"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def sol(k: BestKernel | None) -> float | None:
+    """% of speed-of-light of a valid best kernel: the larger of memory and compute."""
+    if k is None or k.final_status != "valid" or not k.speed_of_light:
+        return None
+    vals = [v for v in k.speed_of_light.values() if isinstance(v, (int, float))]
+    return max(vals) if vals else None
+
+
+def highlight(source: str) -> Markup:
+    return Markup(_highlight(source, PythonLexer(), _FORMATTER))
+
+
+def make_env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=_loader(), autoescape=True, undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True,
+    )  # fmt: skip
+    env.globals.update(
+        fmt=fmt, sol=sol, highlight=highlight, exp=math.exp,
+        offline_label=OFFLINE_LABEL, host_label=HOST_TIMER_LABEL,
+    )  # fmt: skip
+    return env
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def render_site(lb: Leaderboard, out: str | Path) -> list[Path]:
+    """Write every page of ``lb`` under ``out``; returns the HTML files written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    env = make_env()
+    static = out / "static"
+    static.mkdir(exist_ok=True)
+    for f in _static_dir().iterdir():
+        if f.is_file():
+            shutil.copyfile(f, static / f.name)
+    _write(static / "pygments.css", _FORMATTER.get_style_defs(".hl"))
+    _write(out / "leaderboard.json", lb.to_json())
+    entries = list(lb.entries)
+    base = {
+        "lb": lb,
+        "any_offline": any(e.offline for e in entries),
+        "any_host": any(e.host_timers for e in entries),
+    }
+    written = []
+
+    def page(name: str, template: str, root: str = "", **ctx: Any) -> None:
+        html = env.get_template(template).render(root=root, **base, **ctx)
+        _write(out / name, html)
+        written.append(out / name)
+
+    page(
+        "index.html", "index.html.j2", page="index", title="Overview", overview=lb.table("overview"),
+        plot_distribution=Markup(plots.speedup_distribution(entries)),
+        plot_scatter=Markup(plots.validity_scatter(entries)),
+    )  # fmt: skip
+    pairs = {(p.a, p.b): p for p in lb.pairwise}
+
+    def cell(a: str, b: str) -> dict[str, Any]:
+        p = pairs.get((a, b)) or pairs.get((b, a))
+        if p is None or p.p_holm is None:
+            return {"p": None, "r": None, "n": p.n_common if p else 0, "cls": ""}
+        r = p.rank_biserial if p.a == a else -(p.rank_biserial or 0.0)
+        cls = ("win" if r > 0 else "loss") if p.significant else ""
+        return {"p": p.p_holm, "r": r, "n": p.n_common, "cls": cls}
+
+    labels = {e.entry_id: e.label for e in entries}
+    page(
+        "pairwise.html",
+        "pairwise.html.j2",
+        page="pairwise",
+        title="Pairwise",
+        cell=cell,
+        labels=labels,
+    )
+    for e in entries:
+        page(
+            f"methods/{e.entry_id}.html", "method.html.j2", root="../", page="method", title=e.label,
+            e=e, usage={k: round(v, 4) for k, v in sorted(e.usage.items())},
+        )  # fmt: skip
+    op_rows = []
+    for op in lb.ops:
+        rows = [(e, o) for e in entries for o in e.ops if o.op == op.op]
+        rows.sort(key=lambda eo: -eo[1].speedup_eager)
+        valid = [(e, o) for e, o in rows if o.best is not None and o.best.final_status == "valid"]
+        top = max(valid, key=lambda eo: eo[1].speedup_eager, default=None)
+        top_sp = top[1].best.speedups.get("eager") if top else None
+        op_rows.append(
+            {
+                "op": op, "n_entries": len(rows), "n_valid": len(valid),
+                "best_entry": top[0] if top else None,
+                "best_value": top_sp.value if top_sp else None,
+            }
+        )  # fmt: skip
+        page(
+            f"ops/{op.op}.html", "op.html.j2", root="../", page="op", title=op.op, op=op, rows=rows
+        )
+    page("ops.html", "ops.html.j2", page="ops", title="Ops", op_rows=op_rows)
+    page("provenance.html", "provenance.html.j2", page="provenance", title="Provenance")
+    return written

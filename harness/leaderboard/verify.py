@@ -1,0 +1,162 @@
+"""Re-measuring a leaderboard: re-judge each recorded best kernel on this machine.
+
+Each valid best kernel is judged again with ``sandbox.evaluate.evaluate`` in final mode (a
+fresh secret seed, the extra shapes, the baselines). A number *holds* when the new speedup
+over eager lies inside the recorded 95% CI; the report also says whether the two CIs
+overlap, and says when this machine's hardware differs from the recorded one (the numbers
+are compared anyway: a different GPU is a reason for a difference, not an excuse to skip).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.leaderboard.model import Leaderboard
+from harness.leaderboard.tasks import find_task_file
+from harness.store import fingerprint
+
+
+@dataclass(frozen=True)
+class VerifyRow:
+    entry_id: str
+    op: str
+    recorded: float | None
+    recorded_ci: tuple[float, float] | None
+    recorded_hardware: str
+    new_status: str
+    new: float | None = None
+    new_ci: tuple[float, float] | None = None
+    holds: bool | None = None  # new value inside the recorded CI
+    overlap: bool | None = None  # the two CIs overlap
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    hardware_here: str
+    recorded_hardware: tuple[str, ...]
+    rows: tuple[VerifyRow, ...]
+    errors: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def hardware_differs(self) -> bool:
+        return any(h != self.hardware_here for h in self.recorded_hardware)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["hardware_differs"] = self.hardware_differs
+        d["held"] = sum(r.holds is True for r in self.rows)
+        d["checked"] = sum(r.holds is not None for r in self.rows)
+        return d
+
+    def text(self) -> str:
+        lines = [f"this machine: {self.hardware_here}"]
+        if self.hardware_differs:
+            lines.append(
+                f"note: recorded on {', '.join(self.recorded_hardware)}; hardware differs, "
+                "comparing anyway (expect differences)"
+            )
+        lines.append(f"{'entry':40} {'op':22} {'recorded':>24} {'now':>24}  result")
+        for r in self.rows:
+            rec = _fmt(r.recorded, r.recorded_ci)
+            now = _fmt(r.new, r.new_ci) if r.new is not None else r.new_status
+            verdict = {True: "holds", False: "DIFFERS", None: "not checked"}[r.holds]
+            if r.holds is False and r.overlap:
+                verdict += " (CIs overlap)"
+            lines.append(f"{r.entry_id[:40]:40} {r.op[:22]:22} {rec:>24} {now:>24}  {verdict}"
+                         + (f"  [{r.note}]" if r.note else ""))  # fmt: skip
+        checked = [r for r in self.rows if r.holds is not None]
+        lines.append(
+            f"{sum(bool(r.holds) for r in checked)}/{len(checked)} numbers hold within their CI"
+        )
+        lines += [f"error: {e}" for e in self.errors]
+        return "\n".join(lines)
+
+
+def _fmt(v: float | None, ci: tuple[float, float] | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.2f}x [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{v:.2f}x"
+
+
+def load_leaderboard(results: list[str], lb_path: str | None) -> Leaderboard:
+    if lb_path:
+        return Leaderboard.from_json(Path(lb_path).read_text())
+    from harness.leaderboard.build import build_leaderboard
+    from harness.leaderboard.collect import collect
+
+    dirs = results or ["results"]
+    return build_leaderboard(collect(dirs), dirs)
+
+
+def _default_evaluate(task: Any, source: str, config: Any) -> Any:
+    from sandbox.evaluate import evaluate
+
+    return evaluate(task, source, config)
+
+
+def verify(
+    lb: Leaderboard,
+    *,
+    device: str | None = None,
+    sandbox: str = "process",
+    entries: set[str] | None = None,
+    ops: set[str] | None = None,
+    progress: Callable[[str], None] = lambda s: None,
+    evaluate_fn: Callable[[Any, str, Any], Any] = _default_evaluate,
+) -> VerifyReport:
+    from harness.suite.task import load_task
+    from sandbox.evaluate import CandidateError, EvalConfig
+    from sandbox.verdict import Mode
+
+    here = fingerprint.hardware_label(fingerprint.environment())
+    rows: list[VerifyRow] = []
+    errors: list[str] = []
+    recorded_hw: set[str] = set()
+    for e in lb.entries:
+        if entries and e.entry_id not in entries:
+            continue
+        for o in e.ops:
+            k = o.best
+            if (ops and o.op not in ops) or k is None or k.final_status != "valid":
+                continue
+            recorded_hw.add(k.hardware)
+            rec = k.speedups.get("eager")
+            base = dict(entry_id=e.entry_id, op=o.op, recorded=rec.value if rec else None,
+                        recorded_ci=(rec.ci_low, rec.ci_high) if rec else None,
+                        recorded_hardware=k.hardware)  # fmt: skip
+            path = find_task_file(o.op)
+            if path is None:
+                rows.append(
+                    VerifyRow(**base, new_status="skipped", note="task file not in reference_ops/")
+                )
+                continue
+            task = load_task(path)
+            note = "task file changed since the run" if task.sha256 != k.task_sha256 else ""
+            dev = device or k.device
+            cfg = EvalConfig(mode=Mode.FINAL, device=dev, sandbox=sandbox,
+                             profile="small" if dev == "cpu" else "default")  # fmt: skip
+            progress(f"verify: {e.entry_id} {o.op} on {dev} ...")
+            try:
+                v = evaluate_fn(task, k.source, cfg)
+            except CandidateError as exc:
+                errors.append(f"{e.entry_id}/{o.op}: {exc}")
+                rows.append(VerifyRow(**base, new_status="candidate_error", note=str(exc)[:200]))
+                continue
+            new = v.speedups.get("eager") if v.valid else None
+            if new is None or rec is None:
+                rows.append(VerifyRow(**base, new_status=v.status.value, holds=False if rec else None,
+                                      note=(note + " " + v.message[:120]).strip()))  # fmt: skip
+                continue
+            rows.append(
+                VerifyRow(
+                    **base, new_status=v.status.value, new=new.value, new_ci=(new.ci_low, new.ci_high),
+                    holds=rec.ci_low <= new.value <= rec.ci_high,
+                    overlap=new.ci_low <= rec.ci_high and rec.ci_low <= new.ci_high,
+                    note=(note + (" host timers" if v.host_timers else "")).strip(),
+                )
+            )  # fmt: skip
+    return VerifyReport(here, tuple(sorted(recorded_hw)), tuple(rows), tuple(errors))
