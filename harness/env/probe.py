@@ -1,0 +1,297 @@
+"""Probe the machine: Python, torch/CUDA, GPUs, nvcc, Triton, container engines, sandboxes
+(bwrap / ``unshare --net``, actually run), free disk; derive what that means for judging
+kernels. ``fingerprint()`` is the short, stable subset recorded with every measurement.
+
+Every probe is best-effort and never raises: a missing tool is a finding, not an error.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    memory_gib: float
+    sm_count: int
+    capability: str
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One external tool or facility: found/working or not, its version, and why not."""
+
+    name: str
+    ok: bool
+    version: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class EnvReport:
+    python: str
+    platform: str
+    torch: str
+    torch_cuda: str | None
+    cuda_available: bool
+    gpus: list[Gpu]
+    driver: str | None
+    tools: list[Tool]
+    disk_free_gib: dict[str, float]
+    conclusions: list[tuple[str, str]] = field(default_factory=list)  # (question, answer)
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["conclusions"] = {q: a for q, a in self.conclusions}
+        return d
+
+
+def _run(cmd: list[str], timeout: float = 20.0) -> tuple[int, str]:
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return r.returncode, (r.stdout + r.stderr).strip()
+    except FileNotFoundError:
+        return 127, f"{cmd[0]}: not found"
+    except subprocess.TimeoutExpired:
+        return 124, f"{cmd[0]}: timed out after {timeout:.0f}s"
+    except OSError as e:
+        return 126, f"{cmd[0]}: {e}"
+
+
+def _pkg_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def probe_torch() -> tuple[str, str | None, bool, list[Gpu]]:
+    try:
+        import torch
+    except ImportError:
+        return "missing", None, False, []
+    gpus = []
+    avail = bool(torch.cuda.is_available())
+    if avail:
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            gpus.append(Gpu(i, p.name, round(p.total_memory / 2**30, 1), p.multi_processor_count, f"{p.major}.{p.minor}"))
+    return torch.__version__, torch.version.cuda, avail, gpus
+
+
+def probe_driver() -> str | None:
+    if not shutil.which("nvidia-smi"):
+        return None
+    rc, out = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=15)
+    return out.splitlines()[0].strip() if rc == 0 and out else None
+
+
+def _nvcc_path() -> str | None:
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home and Path(home, "bin", "nvcc").is_file():
+            return str(Path(home, "bin", "nvcc"))
+    return None
+
+
+def probe_nvcc() -> Tool:
+    path = _nvcc_path()
+    if not path:
+        return Tool("nvcc", False, detail="not on PATH, CUDA_HOME or /usr/local/cuda")
+    rc, out = _run([path, "--version"])
+    m = re.search(r"release ([\d.]+)", out)
+    return Tool("nvcc", rc == 0, m.group(1) if m else "", path if rc == 0 else out[-200:])
+
+
+def probe_cxx() -> Tool:
+    for cc in ("c++", "g++", "clang++"):
+        path = shutil.which(cc)
+        if path:
+            rc, out = _run([path, "--version"])
+            return Tool("c++", rc == 0, out.splitlines()[0] if out else "", path)
+    return Tool("c++", False, detail="no C++ compiler (c++/g++/clang++) on PATH")
+
+
+def probe_triton() -> Tool:
+    v = _pkg_version("triton") or _pkg_version("pytorch-triton")
+    return Tool("triton", v is not None, v or "", "" if v else "not installed")
+
+
+def _sandbox_prefixes() -> tuple[list[str], list[str]]:
+    """The exact command prefixes the process sandbox uses, so doctor tests what runs."""
+    try:
+        from sandbox.isolation.process import _bwrap_prefix, _unshare_prefix
+
+        return _bwrap_prefix(None), _unshare_prefix()
+    except Exception:  # noqa: BLE001 - sandbox package absent or changed: use equivalent flags
+        return (
+            ["bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/",
+             "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--"],
+            ["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"],
+        )
+
+
+def probe_bwrap() -> Tool:
+    if not shutil.which("bwrap"):
+        return Tool("bwrap", False, detail="not installed (Debian/Ubuntu: apt-get install bubblewrap)")
+    rc, out = _run(_sandbox_prefixes()[0] + ["true"])
+    _, ver = _run(["bwrap", "--version"])
+    return Tool("bwrap", rc == 0, ver.replace("bubblewrap", "").strip(), "" if rc == 0 else out[-300:])
+
+
+def probe_unshare() -> Tool:
+    if not shutil.which("unshare"):
+        return Tool("unshare --net", False, detail="unshare (util-linux) not installed")
+    rc, out = _run(_sandbox_prefixes()[1] + ["true"])
+    return Tool("unshare --net", rc == 0, "", "" if rc == 0 else out[-300:] or f"exit {rc}")
+
+
+def probe_engines() -> list[Tool]:
+    """Docker-API engines (docker, or podman's service socket) that answer a ping."""
+    tools = []
+    try:
+        from sandbox.isolation.engine import probe as engine_probe
+
+        info = engine_probe()
+        tools.append(Tool("container engine", info.available,
+                          f"{info.name} {info.version}".strip() if info.available else "",
+                          info.base_url if info.available else info.error[-400:]))
+    except Exception as e:  # noqa: BLE001 - fall back to the SDK's own lookup
+        try:
+            import docker
+
+            client = docker.from_env(timeout=5)
+            client.ping()
+            v = client.version()
+            tools.append(Tool("container engine", True, str(v.get("Version", "")), client.api.base_url))
+        except Exception as e2:  # noqa: BLE001
+            tools.append(Tool("container engine", False, detail=f"{e2} ({e})"[-400:]))
+    for cli in ("docker", "podman"):
+        path = shutil.which(cli)
+        if path:
+            rc, out = _run([path, "--version"], timeout=10)
+            tools.append(Tool(f"{cli} CLI", rc == 0, out.splitlines()[0] if out else "", path))
+        else:
+            tools.append(Tool(f"{cli} CLI", False, detail="not on PATH"))
+    return tools
+
+
+def probe_disk(paths: list[Path] | None = None) -> dict[str, float]:
+    """Free GiB per path (the working directory and the temp dir; one entry per filesystem)."""
+    out, devs = {}, set()
+    for p in paths or [Path.cwd(), Path(os.environ.get("TMPDIR", "/tmp"))]:
+        try:
+            dev = p.stat().st_dev
+            if dev in devs:
+                continue
+            devs.add(dev)
+            out[str(p)] = round(shutil.disk_usage(p).free / 2**30, 1)
+        except OSError:
+            continue
+    return out
+
+
+def conclude(r: EnvReport) -> list[tuple[str, str]]:
+    """Plain-language answers to what a user wants to know before running anything."""
+    t = {x.name: x for x in r.tools}
+    gpu = bool(r.gpus)
+    nvcc, cxx, triton = t["nvcc"].ok, t["c++"].ok, t["triton"].ok
+    out = []
+    if not gpu:
+        why = "no GPU" if r.torch_cuda else "no GPU; torch is a CPU build"
+        out.append(("can judge CUDA candidates", f"no ({why})"))
+    elif not nvcc:
+        out.append(("can judge CUDA candidates", "no (GPU present but no nvcc for load_inline)"))
+    elif not cxx:
+        out.append(("can judge CUDA candidates", "no (no C++ host compiler)"))
+    else:
+        out.append(("can judge CUDA candidates", f"yes ({r.gpus[0].name}, nvcc {t['nvcc'].version})"))
+    out.append(("can judge Triton candidates",
+                "yes" if gpu and triton else f"no ({'no GPU' if not gpu else 'triton not installed'})"
+                + ("; CPU interpreter only (TRITON_INTERPRET=1)" if triton and not gpu else "")))
+    out.append(("can judge C++ (CPU) candidates", "yes" if cxx else "no (no C++ compiler)"))
+    out.append(("can time against baselines", "yes (CUDA events)" if gpu else "CPU timing only (not comparable to GPU results)"))
+    if t["bwrap"].ok:
+        iso = "bwrap"
+    elif t["unshare --net"].ok:
+        iso = "unshare"
+    else:
+        iso = "none (WARNING: candidates would run without network isolation)"
+    out.append(("network isolation", iso))
+    eng = t["container engine"]
+    out.append(("docker sandbox", f"yes ({eng.version} at {eng.detail})" if eng.ok else "no (no Docker-API engine answered)"))
+    free = min(r.disk_free_gib.values(), default=0.0)
+    out.append(("disk", "ok" if free >= 5 else f"low ({free} GiB free; builds and results need a few GiB)"))
+    return out
+
+
+def probe_all() -> EnvReport:
+    torch_v, torch_cuda, avail, gpus = probe_torch()
+    tools = [probe_nvcc(), probe_cxx(), probe_triton(), probe_bwrap(), probe_unshare(), *probe_engines()]
+    r = EnvReport(
+        python=platform.python_version(),
+        platform=platform.platform(),
+        torch=torch_v,
+        torch_cuda=torch_cuda,
+        cuda_available=avail,
+        gpus=gpus,
+        driver=probe_driver() if avail else None,
+        tools=tools,
+        disk_free_gib=probe_disk(),
+    )
+    return EnvReport(**{**r.__dict__, "conclusions": conclude(r)})
+
+
+@functools.lru_cache(maxsize=1)
+def git_commit(repo: Path = REPO_ROOT) -> str | None:
+    """The harness checkout's commit (with ``-dirty`` if tracked files changed), None outside git."""
+    if not (repo / ".git").exists():
+        return None
+    rc, out = _run(["git", "-C", str(repo), "rev-parse", "HEAD"], timeout=10)
+    if rc != 0:
+        return None
+    rc2, status = _run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"], timeout=10)
+    return out.strip() + ("-dirty" if rc2 == 0 and status.strip() else "")
+
+
+def fingerprint() -> dict[str, Any]:
+    """Short, stable description of where a measurement was taken (recorded with results)."""
+    torch_v, torch_cuda, avail, gpus = probe_torch()
+    from harness import __version__
+
+    return {
+        "gpu": gpus[0].name if gpus else None,
+        "gpu_count": len(gpus),
+        "gpu_memory_gib": gpus[0].memory_gib if gpus else None,
+        "sm_count": gpus[0].sm_count if gpus else None,
+        "driver": probe_driver() if avail else None,
+        "cuda": torch_cuda,
+        "torch": torch_v,
+        "triton": probe_triton().version or None,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "harness": __version__,
+        "harness_commit": git_commit(),
+        "executable": sys.executable,
+    }
