@@ -72,6 +72,11 @@ def _seeds_summary(per_run: list[st.RunSummary], baseline: str) -> Summary:
     )  # fmt: skip
 
 
+def short_llm(llm: str) -> str:
+    """The model names of an LLM spec without endpoints: "m@https://host/v1" -> "m"."""
+    return ",".join(part.split("@")[0].strip() for part in llm.split(","))
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "entry"
 
@@ -87,7 +92,7 @@ def _group(runs: list[RunData]) -> dict[tuple, list[RunData]]:
 def _entry(key: tuple, runs: list[RunData], used_ids: set[str]) -> Entry:
     method, variant, llm, device, hardware = key
     runs = sorted(runs, key=lambda r: (r.run.seed, r.run.run_id))
-    label = method + (f" ({variant})" if variant else "") + f" · {llm}"
+    label = method + (f" ({variant})" if variant else "") + f" · {short_llm(llm)}"
     eid = _slug(f"{method}-{variant or ''}-{llm.split('@')[0]}-{device}")
     base, k = eid, 2
     while eid in used_ids:

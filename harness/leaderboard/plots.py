@@ -35,7 +35,7 @@ def _tick_label(t: float) -> str:
 
 
 def speedup_distribution(entries: list[Entry], width: int = 560) -> str:
-    left, right, row_h, top = 170, 20, 30, 20
+    left, right, row_h, top = 190, 20, 30, 20
     height = top + row_h * max(1, len(entries)) + 40
     values = [o.speedup_eager for e in entries for o in e.ops]
     lo, hi = _range(values)
@@ -65,7 +65,7 @@ def speedup_distribution(entries: list[Entry], width: int = 560) -> str:
     for i, e in enumerate(entries):
         cy = top + row_h * i + row_h / 2
         color = PALETTE[i % len(PALETTE)]
-        label = e.label if len(e.label) <= 28 else e.label[:27] + "…"
+        label = e.label if len(e.label) <= 30 else e.label[:29] + "…"
         out.append(
             f'<text x="{left - 8}" y="{cy + 4:.1f}" text-anchor="end">{escape(label)}</text>'
         )

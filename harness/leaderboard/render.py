@@ -59,7 +59,7 @@ def fmt(v: Any, kind: str = "num") -> str:
     if kind == "p":
         return "<0.001" if v < 0.001 else f"{v:.3f}"
     if kind == "r":
-        return f"{v:+.2f}"
+        return f"{v:+.2f}" if round(v, 2) != 0 else "0.00"
     if kind == "us":
         return f"{v:,.1f} µs"
     if kind == "sol":
