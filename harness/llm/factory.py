@@ -39,8 +39,8 @@ def make_model(
     """Build the model for ``spec`` (None: ``config.model``), recording into ``store`` if given.
 
     ``device`` ("cpu" / "cuda") tells the offline model which kernel language to write; it
-    guesses from the prompt when None. ``run_id`` is the default run recorded with calls whose
-    ``CallContext.run_id`` is None.
+    guesses from the prompt when None. ``run_id`` is the run every recorded call is filed
+    under (``CallContext.run_id`` is used only when it is None).
     """
     config = config or LLMConfig()
     spec = (spec or config.model or "").strip()

@@ -4,7 +4,9 @@
 (request, response, tokens, latency, error, and the ``CallContext``: run, method, op,
 trial, purpose) and ``ChatResult.call_id`` is set to the row id. The request is stored in a
 canonical form (roles and contents, sampling parameters, the ensemble member asked for)
-whose sha256 is the replay key; API keys are never part of it.
+whose sha256 is the replay key; API keys are never part of it. The wrapper's ``run_id``
+(set by the harness) wins over ``CallContext.run_id`` (set by the method), which is used
+only when the wrapper has none.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ class RecordingModel:
                 "request_sha256, response_text, response_json, prompt_tokens, completion_tokens, "
                 "latency_s, error, offline, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    ctx.run_id or self.run_id, ctx.method, ctx.op, ctx.trial, model_name,
+                    self.run_id or ctx.run_id, ctx.method, ctx.op, ctx.trial, model_name,
                     getattr(self.inner, "base_url", None) or self.base_url,
                     json.dumps(stored, ensure_ascii=False), request_sha256(request),
                     result.text if result is not None else None, response_json,

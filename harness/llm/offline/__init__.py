@@ -117,12 +117,16 @@ def estimate_tokens(text: str) -> int:
 
 
 def _guess_device(prompt: str) -> str:
-    p = prompt.lower()
-    if re.search(r"cuda_sources|language:\s*cuda|\bdevice:\s*cuda", p):
+    """"cuda" or "cpu" from the prompt: CUDA code shown, or what the opening asks for."""
+    if "cuda_sources" in prompt:
         return "cuda"
-    if re.search(r"\bcpu\b|\bc\+\+|\bcpp\b", p):
+    head = prompt[:600].lower()
+    cuda, cpp = head.find("cuda"), head.find("c++")
+    if cuda >= 0 and (cpp < 0 or cuda < cpp):
+        return "cuda"
+    if cpp >= 0 or re.search(r"\bcpu\b", prompt, re.I):
         return "cpu"
-    return "cuda" if re.search(r"\bcuda\b|\bgpu\b", p) else "cpu"
+    return "cuda" if re.search(r"\bcuda\b|\bgpu\b", prompt, re.I) else "cpu"
 
 
 def _asks_summary(messages: list[dict[str, str]]) -> bool:

@@ -76,8 +76,8 @@ def analyze(reference: str) -> OpSpec:
     init_src = _init_source(reference, fns.get("__init__"))
     args = [a.arg for a in fwd.args.args[1:]]
     forward_def = _def_line(fwd)
-    body = "\n".join(ast.get_source_segment(reference, s) or "" for s in fwd.body)
-    spec = _classify(body, init_src, args)
+    _float32_only(tree)
+    spec = _classify(fwd, init_src, args)
     spec.forward_def = forward_def
     spec.init_src = init_src
     spec.reference = reference
@@ -86,62 +86,98 @@ def analyze(reference: str) -> OpSpec:
     return spec
 
 
-def _classify(body: str, init_src: str, args: list[str]) -> OpSpec:
-    b = re.sub(r"\s+", " ", body)
-    blank = OpSpec(family="", kind="", init_src="", forward_def="", args=args)
-    if len(args) == 2 and re.search(r"torch\.(matmul|mm)\s*\(|@", b) and "bmm" not in b:
-        blank.family, blank.kind = "matmul", "matmul"
-        return blank
-    m = re.search(r"(?:torch|F|nn\.functional)\.(log_softmax|softmax)\s*\(|\.(log_softmax|softmax)\s*\(", b)
-    if m:
-        blank.family, blank.kind = "rownorm", (m.group(1) or m.group(2))
-        blank.exprs["dim"] = _dim_expr(b, default="-1")
-        return blank
-    ln = re.search(r"self\.(\w+)\s*=\s*nn\.LayerNorm\s*\(", init_src)
-    if ln and re.search(rf"self\.{ln.group(1)}\s*\(", b):
-        attr = ln.group(1)
-        blank.family, blank.kind = "rownorm", "layer_norm"
-        blank.exprs.update(weight=f"self.{attr}.weight", bias=f"self.{attr}.bias",
-                           eps=f"self.{attr}.eps", shape=f"self.{attr}.normalized_shape")
-        return blank
-    m = re.search(r"torch\.(sum|mean|amax|amin|max|min)\s*\(|\.(sum|mean|amax|amin|max|min)\s*\(", b)
-    if m and len(args) == 1:
-        kind = m.group(1) or m.group(2)
-        dim = _dim_expr(b, default=None)
+def _callee(func: ast.expr, args: list[str]) -> tuple[str, str | None]:
+    """("relu", None) for torch.relu / F.relu; ("sum", "x") for x.sum; ("self.norm", None)."""
+    if not isinstance(func, ast.Attribute):
+        return "", None
+    owner = ast.unparse(func.value)
+    if owner in ("torch", "F", "nn.functional", "torch.nn.functional"):
+        return func.attr, None
+    if owner in args:
+        return func.attr, owner
+    if owner == "self":
+        return f"self.{func.attr}", None
+    return "", None
+
+
+def _classify(fwd: ast.FunctionDef, init_src: str, args: list[str]) -> OpSpec:
+    """Only a forward that is exactly ``return <one supported op>(<its inputs>)`` is recognised;
+    anything more (a fused chain, a transpose, an extra scale) is ``UnknownOp``."""
+    stmts = [s for s in fwd.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(stmts) != 1 or not isinstance(stmts[0], ast.Return) or stmts[0].value is None:
+        raise UnknownOp("forward is not a single `return op(inputs)`: fused ops have no template")
+    v = stmts[0].value
+    values = False
+    if isinstance(v, ast.Attribute) and v.attr == "values":
+        v, values = v.value, True
+    elif isinstance(v, ast.Subscript) and isinstance(v.slice, ast.Constant) and v.slice.value == 0:
+        v, values = v.value, True
+    spec = OpSpec(family="", kind="", init_src="", forward_def="", args=args)
+    if (isinstance(v, ast.BinOp) and isinstance(v.op, ast.MatMult) and not values
+            and [ast.unparse(v.left), ast.unparse(v.right)] == args[:2] and len(args) == 2):
+        spec.family, spec.kind = "matmul", "matmul"
+        return spec
+    if not isinstance(v, ast.Call) or any(isinstance(a, ast.Starred) for a in v.args):
+        raise UnknownOp("forward does not return one op call")
+    name, receiver = _callee(v.func, args)
+    ops = ([receiver] if receiver else []) + [ast.unparse(a) for a in v.args]
+    kw = {k.arg: ast.unparse(k.value) for k in v.keywords if k.arg}
+    if not ops or ops[0] not in args:
+        raise UnknownOp(f"{name or 'the op'} is not applied directly to an input")
+    if name in ("matmul", "mm") and ops == args and len(args) == 2 and not kw and not values:
+        spec.family, spec.kind = "matmul", "matmul"
+        return spec
+    if len(args) != 1:
+        raise UnknownOp("only single-input ops (and A @ B) have templates")
+    if name in ("softmax", "log_softmax") and not values and set(kw) <= {"dim"} and len(ops) <= 2:
+        spec.family, spec.kind = "rownorm", name
+        spec.exprs["dim"] = kw.get("dim") or (ops[1] if len(ops) > 1 else "-1")
+        return spec
+    if name.startswith("self.") and len(ops) == 1 and not kw and not values:
+        attr = name[5:]
+        if re.search(rf"self\.{attr}\s*=\s*(?:nn|torch\.nn)\.LayerNorm\s*\(", init_src):
+            spec.family, spec.kind = "rownorm", "layer_norm"
+            spec.exprs.update(weight=f"self.{attr}.weight", bias=f"self.{attr}.bias",
+                              eps=f"self.{attr}.eps", shape=f"self.{attr}.normalized_shape")
+            return spec
+    if name in REDUCTIONS and set(kw) <= {"dim", "keepdim"} and len(ops) <= 3:
+        dim = kw.get("dim") or (ops[1] if len(ops) > 1 else None)
         if dim is None:
-            raise UnknownOp(f"{kind} without a dim: only reductions over one dim have a template")
-        blank.family, blank.kind = "reduction", kind
-        blank.exprs["dim"] = dim
-        kd = re.search(r"keepdim\s*=\s*([^,)]+)", b)
-        blank.exprs["keepdim"] = kd.group(1).strip() if kd else "False"
-        return blank
-    for name in ACTIVATIONS:
-        if re.search(rf"(?:torch|F|nn\.functional|torch\.nn\.functional)\.{name}\s*\(|\.{name}\s*\(\s*\)", b):
-            blank.family, blank.kind = "elementwise", name
-            code, a, bb = ACTIVATIONS[name]
-            kws = _ACT_KW.get(name, (None, None))
-            blank.exprs["a"] = _kw(b, kws[0], repr(a)) if kws[0] else repr(a)
-            blank.exprs["b"] = _kw(b, kws[1], repr(bb)) if kws[1] else repr(bb)
-            if name == "gelu" and "tanh" in b:
-                raise UnknownOp("gelu(approximate='tanh') has no template")
-            return blank
+            raise UnknownOp(f"{name} without a dim: only reductions over one dim have a template")
+        if values != (name in ("max", "min")):
+            raise UnknownOp(f"{name}: values/indices form not supported")
+        spec.family, spec.kind = "reduction", name
+        spec.exprs["dim"] = dim
+        spec.exprs["keepdim"] = kw.get("keepdim") or (ops[2] if len(ops) > 2 else "False")
+        return spec
+    if name in ACTIVATIONS and not values:
+        names = [k for k in _ACT_KW.get(name, ()) if k]
+        allowed = set(names) | {"inplace"} | ({"approximate"} if name == "gelu" else set())
+        if set(kw) - allowed or len(ops) > 1 + len(names):
+            raise UnknownOp(f"{name} with unsupported arguments {sorted(set(kw) - allowed)}")
+        if kw.get("approximate", "'none'").strip("'\"") != "none":
+            raise UnknownOp("gelu(approximate='tanh') has no template")
+        _, a, b = ACTIVATIONS[name]
+        given = dict(zip(names, ops[1:], strict=False)) | {k: kw[k] for k in names if k in kw}
+        spec.family, spec.kind = "elementwise", name
+        spec.exprs["a"] = given.get(names[0], repr(a)) if names else repr(a)
+        spec.exprs["b"] = given.get(names[1], repr(b)) if len(names) > 1 else repr(b)
+        return spec
     raise UnknownOp("no offline template for this op (families: activations, sum/mean/max/min "
                     "over a dim, softmax, log_softmax, LayerNorm, 2-D matmul)")
 
 
-def _dim_expr(b: str, default: str | None) -> str | None:
-    m = re.search(r"\bdim\s*=\s*([^,)\]]+)", b)
-    if m:
-        return m.group(1).strip()
-    m = re.search(r"(?:sum|mean|amax|amin|max|min|softmax|log_softmax)\s*\(\s*[\w.]+\s*,\s*([^,)=]+)\s*[,)]", b)
-    if m:
-        return m.group(1).strip()
-    return default
-
-
-def _kw(b: str, key: str, default: str) -> str:
-    m = re.search(rf"\b{key}\s*=\s*([^,)]+)", b)
-    return m.group(1).strip() if m else default
+def _float32_only(tree: ast.Module, path: str = "reference") -> None:
+    for n in tree.body:
+        if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                and n.targets[0].id == "META"):
+            try:
+                meta = ast.literal_eval(n.value)
+            except ValueError:
+                return
+            dtype = meta.get("dtype", "float32") if isinstance(meta, dict) else "float32"
+            if dtype != "float32":
+                raise UnknownOp(f"{path}: dtype {dtype}: the offline templates are float32 only")
 
 
 def _def_line(fn: ast.FunctionDef) -> str:

@@ -180,17 +180,21 @@ torch::Tensor layernorm_forward(torch::Tensor x, torch::Tensor weight, torch::Te
 MATMUL = r"""
 #include <torch/extension.h>
 #include <algorithm>
+#include <vector>
 
-// C = A[M,K] @ B[K,N] over the first k_limit of K, blocked by tile (runtime).
+// C = A[..., K] @ B[K, N] (or B[K]) over the first k_limit of K, blocked by tile (runtime).
 torch::Tensor matmul_forward(torch::Tensor A, torch::Tensor B, int64_t k_limit, int64_t tile) {
   TORCH_CHECK(A.scalar_type() == torch::kFloat32 && B.scalar_type() == torch::kFloat32,
               "offline matmul kernel: float32 only");
-  TORCH_CHECK(A.dim() == 2 && B.dim() == 2 && A.size(1) == B.size(0), "matmul shapes");
+  TORCH_CHECK(A.dim() >= 1 && (B.dim() == 1 || B.dim() == 2) && A.size(-1) == B.size(0) && B.size(0) > 0,
+              "matmul: A[..., K] @ B[K, N] or B[K] expected");
   auto a = A.contiguous();
   auto b = B.contiguous();
-  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  const int64_t K = a.size(-1), M = a.numel() / K, N = b.dim() == 2 ? b.size(1) : 1;
   const int64_t KL = std::min(K, k_limit);
-  auto c = torch::empty({M, N}, a.options());
+  std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
+  if (b.dim() == 2) shape.push_back(N);
+  auto c = torch::empty(shape, a.options());
   const float* pa = a.data_ptr<float>();
   const float* pb = b.data_ptr<float>();
   float* pc = c.data_ptr<float>();

@@ -236,12 +236,15 @@ __global__ void offline_matmul_kernel(const float* __restrict__ A, const float* 
 torch::Tensor matmul_forward(torch::Tensor A, torch::Tensor B, int64_t k_limit, int64_t tile) {
   TORCH_CHECK(A.is_cuda() && B.is_cuda() && A.scalar_type() == torch::kFloat32 &&
               B.scalar_type() == torch::kFloat32, "float32 CUDA tensors expected");
-  TORCH_CHECK(A.dim() == 2 && B.dim() == 2 && A.size(1) == B.size(0), "matmul shapes");
+  TORCH_CHECK(A.dim() >= 1 && (B.dim() == 1 || B.dim() == 2) && A.size(-1) == B.size(0) && B.size(0) > 0,
+              "matmul: A[..., K] @ B[K, N] or B[K] expected");
   TORCH_CHECK(tile == 8 || tile == 16 || tile == 32, "tile must be 8, 16 or 32");
   auto a = A.contiguous();
   auto b = B.contiguous();
-  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
-  auto c = torch::empty({M, N}, a.options());
+  const int64_t K = a.size(-1), M = a.numel() / K, N = b.dim() == 2 ? b.size(1) : 1;
+  std::vector<int64_t> shape(a.sizes().begin(), a.sizes().end() - 1);
+  if (b.dim() == 2) shape.push_back(N);
+  auto c = torch::empty(shape, a.options());
   if (M == 0 || N == 0) return c;
   const dim3 block((unsigned)tile, (unsigned)tile);
   const dim3 grid((unsigned)((N + tile - 1) / tile), (unsigned)((M + tile - 1) / tile));

@@ -102,7 +102,7 @@ def _forward_body(spec: OpSpec) -> str:
                 f"_EMPTY if b is None else b, n, eps, BLOCK)\n")
     if spec.family == "matmul":
         a, b = spec.args[0], spec.args[1]
-        return f"        return _ext.matmul_forward({a}, {b}, {a}.shape[1] - WRONG, BLOCK)\n"
+        return f"        return _ext.matmul_forward({a}, {b}, {a}.shape[-1] - WRONG, BLOCK)\n"
     raise ValueError(f"no forward template for {spec.family}/{spec.kind}")
 
 
