@@ -15,8 +15,9 @@ candidate's process. Contract (see docs/evaluator.md):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from sandbox.verdict import Mode
+from sandbox.verdict import Mode, Verdict
 
 
 class CandidateError(ValueError):
@@ -37,3 +38,22 @@ class EvalConfig:
     max_timing_s: float = 10.0  # time cap per measured callable (adaptive stopping)
     target_ci: float = 0.01  # stop when the CI half-width < target_ci * median
     build_dir: str | None = None  # shared build cache root; None = the default cache
+    # -- additive fields (evaluator helper) --
+    feedback_timing_s: float = 1.5  # time cap per callable in feedback mode
+    hidden_paths: tuple[str, ...] = ()  # dirs masked inside the sandbox (results dir, ...)
+    check_fraction: float = 0.15  # share of timed candidate calls whose output is checked
+    candidate_name: str = "candidate.py"  # file name shown in messages
+
+
+def evaluate(task: Any, source: str, config: EvalConfig | None = None) -> Verdict:
+    """Judge ``source`` (a ModelNew candidate) against ``task`` (a Task or a task file path).
+
+    Returns a Verdict for anything the candidate does; raises CandidateError for unusable
+    candidate input and harness.suite.task.TaskError for a broken reference.
+    """
+    from harness.suite.task import Task, load_task
+    from sandbox.judge import judge
+
+    if not isinstance(task, Task):
+        task = load_task(task)
+    return judge(task, source, config or EvalConfig())

@@ -29,6 +29,7 @@ from sandbox.isolation import engine
 from sandbox.isolation.base import WorkerSpec
 
 DEFAULT_IMAGE = "kernel-harness:latest"
+IMAGE_PYTHON = "/opt/venv/bin/python"  # the Dockerfile's venv (the worker's env sets PATH itself)
 NOBODY = "65534:65534"
 _started: dict[str, object] = {}  # container id -> container, removed at interpreter exit
 _lock = threading.Lock()
@@ -56,7 +57,7 @@ class ImageSpec:
         mounts = tuple(p for p in os.environ.get("HARNESS_DOCKER_HOST_MOUNTS", "").split(":") if p)
         return cls(
             image=os.environ.get("HARNESS_DOCKER_IMAGE", DEFAULT_IMAGE),
-            python=os.environ.get("HARNESS_DOCKER_PYTHON") or ("python" if not mounts else None),
+            python=os.environ.get("HARNESS_DOCKER_PYTHON") or (IMAGE_PYTHON if not mounts else None),
             host_mounts=mounts,
             user=os.environ.get("HARNESS_DOCKER_USER") or None,
         )

@@ -1,0 +1,346 @@
+"""The parent's judging procedure: start both workers, check correctness, time, decide.
+
+Phases (cascade: stop at the first failure): static checks -> start reference + candidate
+workers -> import candidate (compile) -> correctness trials -> determinism -> profile
+(custom-code rule) -> extra shapes (final) -> timing (sandbox/timing.py) -> verdict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import secrets
+import time
+from typing import Any
+
+import torch
+
+from sandbox import compare, rules, scan
+from sandbox.evaluate import EvalConfig
+from sandbox.isolation import Limits, get_launcher
+from sandbox.session import ProtocolViolation, WorkerDied, WorkerSession
+from sandbox.verdict import Mode, Status, Trial, Verdict
+
+ALLOWED_ATEN = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
+    "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill_", "zero_",
+    "view", "_unsafe_view", "reshape", "as_strided", "contiguous", "clone", "copy_", "t", "transpose",
+    "permute", "expand", "expand_as", "squeeze", "unsqueeze", "select", "slice", "narrow", "split",
+    "split_with_sizes", "chunk", "unbind", "cat", "stack", "detach", "detach_", "alias", "resize_",
+    "_to_copy", "to", "lift_fresh", "item", "_local_scalar_dense", "flatten", "unflatten", "view_as",
+    "reshape_as", "is_nonzero", "numel", "size", "stride", "empty_like", "set_", "record_stream",
+    "_reshape_alias", "lift", "lift_fresh_copy", "resolve_conj", "resolve_neg", "conj", "result_type",
+    "_has_compatible_shallow_copy_type", "dim", "is_contiguous", "data_ptr", "movedim", "moveaxis",
+}
+
+
+class Reject(Exception):
+    """Stops the cascade with a verdict."""
+
+    def __init__(self, status: Status, rule: str | None, message: str, **evidence: Any) -> None:
+        super().__init__(message)
+        self.status, self.rule, self.message, self.evidence = status, rule, message, evidence
+
+
+def cache_root(config: EvalConfig) -> str:
+    if config.build_dir:
+        return os.path.abspath(config.build_dir)
+    from sandbox.buildcache import default_root
+
+    return str(default_root())
+
+
+def environment(device: str, isolation: str) -> dict[str, Any]:
+    import platform
+
+    env: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__,
+                           "cuda": torch.version.cuda, "platform": platform.platform(),
+                           "isolation": isolation, "device": device}
+    if device.startswith("cuda") and torch.cuda.is_available():
+        env["gpu"] = torch.cuda.get_device_name(torch.device(device))
+    try:
+        from harness.env import probe  # type: ignore[import-not-found]
+
+        env.update(probe())
+    except Exception:  # noqa: BLE001 - optional richer probe from the suite helper
+        pass
+    return env
+
+
+def load_output(path: str) -> Any:
+    """Load a worker's output file; raise Reject(output_type) for anything but plain tensors."""
+    with open(path, "rb") as f:
+        data = f.read()
+    os.unlink(path)
+    try:
+        return torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+    except Exception as e:  # noqa: BLE001
+        raise Reject(Status.REJECTED, rules.OUTPUT_TYPE,
+                     f"the output is not a list of plain tensors (tensor subclass or other object): "
+                     f"{str(e).splitlines()[0][:300]}") from None
+
+
+class Judge:
+    def __init__(self, task: Any, source: str, config: EvalConfig) -> None:
+        self.task, self.source, self.cfg = task, source, config
+        self.final = config.mode is Mode.FINAL
+        self.v = Verdict(status=Status.VALID, mode=config.mode, device=config.device, task=task.name,
+                         candidate_sha256=hashlib.sha256(source.encode()).hexdigest(),
+                         allow_torch_ops=config.allow_torch_ops,
+                         host_timers=not config.device.startswith("cuda"))
+        if self.final or config.seed is None and self.final:
+            self.base_seed = secrets.randbits(48)
+        elif config.seed is not None:
+            self.base_seed = int(config.seed)
+        else:
+            self.base_seed = int(hashlib.sha256(task.name.encode()).hexdigest()[:10], 16)
+        self.init_seed = self.base_seed ^ 0x5EED
+        self.atol, self.rtol = task.meta.atol, task.meta.rtol
+        self.ref: WorkerSession | None = None
+        self.cand: WorkerSession | None = None
+        self.t0 = time.monotonic()
+        self.deadline = self.t0 + config.timeout_s
+
+    # -- helpers -----------------------------------------------------------------------
+    def overrides(self, profile: str) -> dict[str, Any]:
+        return dict(self.task.shapes.get(profile, {})) if profile != "default" else {}
+
+    def ref_output(self, seed: int, target: str = "eager") -> tuple[list[torch.Tensor], list[str]]:
+        rep, _ = self.ref.request("call", seed=seed, target=target)
+        if not rep.get("ok"):
+            from harness.suite.task import TaskError
+
+            raise TaskError(f"{self.task.path}: the reference failed on seed {seed}: {rep.get('error')}")
+        f, _ = self.ref.request("fetch")
+        return load_output(f["path"]), f["devices"]
+
+    def cand_call(self, seed: int, op: str = "call") -> tuple[dict[str, Any], int]:
+        rep, rtt = self.cand.request(op, seed=seed, target="candidate")
+        if not rep.get("ok"):
+            status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
+            raise Reject(status, None, f"the candidate raised on a call (seed {seed})",
+                         log=rep.get("error", ""))
+        return rep, rtt
+
+    def cand_output(self) -> tuple[Any, list[str], bool]:
+        f, _ = self.cand.request("fetch")
+        if not f.get("ok"):
+            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f.get("error", "output cannot be fetched"))
+        return load_output(f["path"]), f.get("devices", []), bool(f.get("inputs_unchanged"))
+
+    def check_against(self, seed: int, label: str, index: int, rule_fail: str | None = None,
+                      expected: Any = None) -> tuple[list[torch.Tensor], Trial]:
+        """Fetch the candidate's last output and compare it with the reference for ``seed``."""
+        outs, devs, unchanged = self.cand_output()
+        ref, ref_devs = expected if expected is not None else self.ref_output(seed)
+        ct = compare.check_types(outs, ref, devs, ref_devs)
+        if not ct.passed:
+            plain = isinstance(outs, list) and all(type(o) is torch.Tensor for o in outs)
+            raise Reject(Status.INCORRECT if plain else Status.REJECTED, rules.OUTPUT_TYPE,
+                         f"trial {index} ({label}): {ct.message}")
+        if not unchanged:
+            raise Reject(Status.INCORRECT, rules.INPUTS_MODIFIED,
+                         f"trial {index} ({label}): the candidate modified its inputs")
+        c = compare.compare(outs, ref, self.atol, self.rtol)
+        trial = Trial(index, label, c.passed, c.max_abs_err, c.max_rel_err, c.mismatch_fraction, c.message)
+        self.v.trials.append(trial)
+        if not c.passed:
+            raise Reject(Status.INCORRECT, rule_fail or c.rule, f"trial {index} ({label}, seed {seed}): {c.message}")
+        why = compare.trivial(outs, ref)
+        if why:
+            raise Reject(Status.INCORRECT, rules.TRIVIAL_OUTPUT, f"trial {index} ({label}): {why}")
+        return outs, trial
+
+    def check_monitor(self, phase: str) -> dict[str, Any]:
+        rep, _ = self.cand.request("monitor")
+        for ev in rep.get("events", []):
+            raise Reject(Status.REJECTED, ev["rule"], f"{phase}: blocked {ev['what']} (during {ev['phase']})",
+                         events=rep["events"])
+        if rep.get("changed"):
+            raise Reject(Status.REJECTED, rules.TIMER_PATCHED,
+                         f"{phase}: timing functions were replaced: {', '.join(rep['changed'][:5])}")
+        if rep.get("py_threads"):
+            raise Reject(Status.REJECTED, rules.THREADS,
+                         f"{phase}: the candidate started Python threads: {rep['py_threads'][:5]}")
+        return rep
+
+    # -- phases ------------------------------------------------------------------------
+    def start(self) -> None:
+        launcher = get_launcher(self.cfg.sandbox)
+        root = cache_root(self.cfg)
+        cpu = not self.cfg.device.startswith("cuda")
+        limits = Limits(address_space_bytes=(32 * 2**30 if cpu else None),
+                        rss_bytes=(None if cpu else 32 * 2**30), wall_seconds=self.cfg.timeout_s)
+        hide = list(self.cfg.hidden_paths)
+
+        self.ref = WorkerSession("reference", launcher, self.cfg.device, root, self.deadline, limits)
+        self.cand = WorkerSession("candidate", launcher, self.cfg.device, root, self.deadline, limits, hide=hide)
+        self.ref.connect()
+        self.cand.connect()
+        self.v.environment = environment(self.cfg.device, self.cand.isolation)
+
+    def setup(self, profile: str) -> None:
+        common = {"task_source": self.task.source, "task_path": str(self.task.path),
+                  "overrides": self.overrides(profile), "init_seed": self.init_seed}
+        rep, _ = self.ref.request("setup", compile=self.final and "compile" in self.cfg.baselines, **common)
+        if not rep.get("ok"):
+            from harness.suite.task import TaskError
+
+            raise TaskError(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
+        rep, _ = self.cand.request("setup", **common)
+        if not rep.get("ok"):
+            raise Reject(Status.RUNTIME_ERROR, None, f"ModelNew(*get_init_inputs()) failed at profile {profile!r}",
+                         log=rep.get("error", ""))
+
+    def import_candidate(self) -> None:
+        path = os.path.join(self.cand.scratch, os.path.basename(self.cfg.candidate_name) or "candidate.py")
+        with open(path, "w") as f:
+            f.write(self.source)
+        hidden = [*self.cfg.hidden_paths]
+        rep, rtt = self.cand.request("import", candidate_path=path, hidden=hidden)
+        self.v.durations_s["compile"] = round(float(rep.get("compile_s", 0.0)), 3)
+        self.v.durations_s["import"] = round(rtt / 1e9, 3)
+        self.v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits")}
+        if not rep.get("ok"):
+            status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
+            what = "compiling" if status is Status.COMPILE_ERROR else "importing"
+            raise Reject(status, None, f"{what} the candidate failed", log=rep.get("error", ""))
+        self.check_monitor("import")
+
+    def correctness(self, profile: str, trials: int, seed0: int, label: str | None = None,
+                    rule_fail: str | None = None) -> None:
+        label = label or profile
+        first: list[torch.Tensor] | None = None
+        for i in range(trials):
+            seed = seed0 + i
+            expected = self.ref_output(seed)
+            self.cand_call(seed)
+            outs, _ = self.check_against(seed, label, len(self.v.trials), rule_fail, expected)
+            if i == 0:
+                first, first_expected = outs, expected
+        if first is not None and rule_fail is None:
+            self.cand_call(seed0)  # the same seed again: must reproduce
+            outs, _, _ = self.cand_output()
+            c = compare.compare(outs, first, self.atol, self.rtol)
+            if not c.passed:
+                raise Reject(Status.INCORRECT, rules.NONDETERMINISTIC,
+                             f"seed {seed0} run twice gave different outputs: {c.message}")
+
+    def custom_code(self, seed: int) -> None:
+        rep, _ = self.cand_call(seed, op="profile")
+        ops = {k: v for k, v in rep.get("ops", {}).items() if k.startswith("aten::")}
+        kernels = rep.get("kernels", {})
+        self.v.profile = {"aten_ops": ops, "kernels": kernels}
+        self.check_against(seed, "profiled", len(self.v.trials))
+        if self.cfg.allow_torch_ops:
+            return
+        bad = sorted(k for k in ops if k.split("::", 1)[1] not in ALLOWED_ATEN)
+        if bad:
+            raise Reject(Status.REJECTED, rules.TORCH_FALLBACK,
+                         f"torch computed part of the result: aten ops {', '.join(bad[:8])} ran inside forward "
+                         "(only allocation/view/copy ops are allowed; use --allow-torch-ops for research runs)",
+                         aten_ops=ops)
+        if self.cfg.device.startswith("cuda"):
+            own = [k for k, d in kernels.items() if d.get("parent_aten") is None]
+            if not own:
+                raise Reject(Status.REJECTED, rules.NO_CUSTOM_KERNEL,
+                             "no kernel of the candidate's own ran on the GPU (only torch's)", kernels=kernels)
+            streams = {d.get("stream") for d in kernels.values() if d.get("stream") is not None}
+            if len(streams) > 1:
+                raise Reject(Status.REJECTED, rules.SIDE_STREAM,
+                             f"kernels ran on {len(streams)} streams; the timing events cover the current one only",
+                             streams=sorted(map(str, streams)))
+
+    def run(self) -> Verdict:
+        cfg = self.cfg
+        tree = scan.validate(self.source, cfg.candidate_name, self.task.source)
+        hit = scan.scan(tree)
+        if hit:
+            raise Reject(Status.REJECTED, hit[0], f"{cfg.candidate_name}: {hit[1]}", static_scan=True)
+        profile = cfg.profile
+        if profile != "default" and profile not in self.task.shapes:
+            from harness.suite.task import TaskError
+
+            raise TaskError(f"{self.task.path}: no shape profile {profile!r} (has {self.task.profiles})")
+        self.start()
+        self.import_candidate()
+        self.setup(profile)
+        t = time.monotonic()
+        self.correctness(profile, cfg.correctness_trials, self.base_seed)
+        self.custom_code(self.base_seed + cfg.correctness_trials)
+        self.check_monitor("correctness")
+        if self.final:
+            base = profile.replace("small", "").rstrip("_") if profile.startswith("small") else ""
+            extras = [p for p in self.task.extra_profiles
+                      if (p.startswith("small_extra") if profile.startswith("small") else p.startswith("extra"))]
+            del base
+            for j, p in enumerate(extras):
+                self.setup(p)
+                self.correctness(p, 2, self.base_seed + 1000 * (j + 1), rule_fail=rules.HIDDEN_SHAPE)
+            if extras:
+                self.setup(profile)
+        self.v.durations_s["check"] = round(time.monotonic() - t, 3)
+        t = time.monotonic()
+        from sandbox.timing import time_candidate
+
+        time_candidate(self)
+        self.v.durations_s["time"] = round(time.monotonic() - t, 3)
+        self.check_monitor("timing")
+        self.v.status, self.v.message = Status.VALID, "correct on all trials; timed"
+        return self.v
+
+    def close(self) -> None:
+        for w in (self.cand, self.ref):
+            if w is not None:
+                w.close()
+
+
+def judge(task: Any, source: str, config: EvalConfig) -> Verdict:
+    j = Judge(task, source, config)
+    try:
+        try:
+            j.run()
+        except Reject as r:
+            j.v.status, j.v.rule, j.v.message = r.status, r.rule, r.message
+            log = r.evidence.pop("log", "")
+            j.v.evidence.update(r.evidence)
+            if log:
+                j.v.logs = _errors_first(log)
+        except ProtocolViolation as e:
+            j.v.status, j.v.rule, j.v.message = Status.REJECTED, rules.RESULT_CHANNEL, str(e)
+        except WorkerDied as e:
+            _died(j, e)
+    finally:
+        j.close()
+    j.v.durations_s["total"] = round(time.monotonic() - j.t0, 3)
+    if j.v.status is not Status.VALID:
+        j.v.timings, j.v.speedups = ({}, {}) if j.v.status is not Status.VALID else (j.v.timings, j.v.speedups)
+    return j.v
+
+
+def _died(j: Judge, e: WorkerDied) -> None:
+    w = j.cand
+    violation = w.handle.violation() if w is not None else None
+    tail = w.log_tail() if w is not None else ""
+    if j.ref is not None and "reference" in str(e) and not e.timed_out:
+        from harness.suite.task import TaskError
+
+        raise TaskError(f"{j.task.path}: the reference worker died: {e}\n{j.ref.log_tail()}")
+    if violation:
+        j.v.status, j.v.rule, j.v.message = Status.REJECTED, rules.RESOURCES, f"resource limit: {violation}"
+    elif e.timed_out:
+        j.v.status, j.v.rule = Status.TIMEOUT, rules.TIMEOUT
+        j.v.message = f"the evaluation exceeded its {j.cfg.timeout_s:g} s wall limit; the worker group was killed"
+    else:
+        j.v.status, j.v.message = Status.RUNTIME_ERROR, f"the candidate's process died: {e}"
+    j.v.logs = _errors_first(tail)
+
+
+def _errors_first(log: str, limit: int = 6000) -> str:
+    lines = log.splitlines()
+    errs = [ln for ln in lines if "error" in ln.lower()][:40]
+    head = "\n".join(errs)
+    rest = log if len(log) <= limit else log[-limit:]
+    out = (head + "\n----- full log (tail) -----\n" + rest) if errs else rest
+    return out[: limit * 2]

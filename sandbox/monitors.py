@@ -1,0 +1,173 @@
+"""In-process monitors of the candidate worker, installed BEFORE candidate code is imported.
+
+* an audit hook (``sys.addaudithook``; cannot be removed from Python) that blocks and records
+  network use, writes outside the allowed dirs, reads of hidden dirs, subprocesses after the
+  import phase (except from compiler toolchains such as Triton / cpp_extension), frame and
+  gc introspection called from the candidate's own file, and attribute writes on timing
+  classes;
+* identity snapshots of the timing functions and of the worker's own globals;
+* thread accounting (Python threads and native threads in /proc/self/task).
+
+The monitors only *record*; the parent asks for the record and decides. They are one layer
+among several (the parent's own clock, the separate reference process, the sandbox).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+TOOLCHAIN_MARKERS = ("/triton/", "torch/utils/cpp_extension", "/cupy/", "/torch/_inductor/",
+                     "/cuda/bindings/", "/nvrtc", "/numba/")
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+class Monitor:
+    def __init__(self, candidate_file: str, allowed_write: list[str], hidden: list[str]) -> None:
+        self.candidate_file = candidate_file
+        self.allowed_write = [os.path.realpath(p) for p in allowed_write if p]
+        self.hidden = [os.path.realpath(p) for p in hidden if p]
+        self.phase = "setup"  # setup -> import -> run
+        self.events: list[dict[str, Any]] = []
+        self._local = threading.local()
+        self.watched_classes: tuple[type, ...] = ()
+        self.identity: dict[str, Any] = {}
+        self.threads_before: set[int] = set()
+
+    # -- audit hook --------------------------------------------------------------------
+    def _record(self, rule: str, what: str) -> None:
+        if len(self.events) < 50:
+            self.events.append({"rule": rule, "what": what[:300], "phase": self.phase})
+
+    def _caller_is_candidate(self) -> bool:
+        f = sys._getframe(2)
+        for _ in range(3):
+            if f is None:
+                return False
+            if f.f_code.co_filename == self.candidate_file:
+                return True
+            f = f.f_back
+        return False
+
+    def _from_toolchain(self) -> bool:
+        f = sys._getframe(2)
+        while f is not None:
+            fn = f.f_code.co_filename
+            if any(m in fn for m in TOOLCHAIN_MARKERS):
+                return True
+            f = f.f_back
+        return False
+
+    def hook(self, event: str, args: tuple[Any, ...]) -> None:
+        if self.phase == "setup" or getattr(self._local, "busy", False):
+            return
+        self._local.busy = True
+        try:
+            self._check(event, args)
+        finally:
+            self._local.busy = False
+
+    def _check(self, event: str, args: tuple[Any, ...]) -> None:
+        if event in ("socket.connect", "socket.bind", "socket.getaddrinfo", "socket.sendto",
+                     "socket.sendmsg", "socket.gethostbyname", "socket.__new__"):
+            if event == "socket.__new__" and len(args) > 1 and args[1] == 1:  # AF_UNIX
+                return
+            self._record("sandbox.network", f"{event} {args[1:3] if len(args) > 1 else ''}")
+            raise PermissionError(f"kernel-harness sandbox: {event} is not allowed")
+        if event == "open":
+            self._check_open(args)
+            return
+        if event in ("os.system", "subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn",
+                     "os.fork", "os.forkpty", "pty.spawn"):
+            if self.phase == "import" or self._from_toolchain():
+                return
+            self._record("sandbox.subprocess", f"{event} {str(args[:2])}")
+            raise PermissionError(f"kernel-harness sandbox: {event} is not allowed while judged")
+        if event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._getframe",
+                     "sys._current_frames", "sys.settrace", "sys.setprofile"):
+            if self._caller_is_candidate():
+                self._record("sandbox.introspection", event)
+                raise PermissionError(f"kernel-harness sandbox: {event} from candidate code")
+            return
+        if event == "object.__setattr__" and args and self.watched_classes:
+            obj = args[0]
+            if isinstance(obj, type) and issubclass(obj, self.watched_classes):
+                self._record("timing.timer_patched", f"setattr {obj.__name__}.{args[1]}")
+                raise PermissionError("kernel-harness sandbox: timing classes are read-only")
+        if event == "ctypes.cdata" and self._caller_is_candidate():
+            # reading raw process memory by address from candidate Python code
+            self._record("sandbox.introspection", f"{event} {str(args[:1])[:80]}")
+            raise PermissionError("kernel-harness sandbox: ctypes memory reads by address")
+
+    def _check_open(self, args: tuple[Any, ...]) -> None:
+        path, mode, flags = (list(args) + [None, None, None])[:3]
+        if isinstance(path, int) or path is None:
+            return
+        if isinstance(path, bytes):
+            path = path.decode(errors="replace")
+        real = os.path.realpath(str(path))
+        writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            isinstance(flags, int) and flags & WRITE_FLAGS
+        )
+        for h in self.hidden:
+            if real == h or real.startswith(h + os.sep):
+                self._record("sandbox.filesystem", f"open {real}")
+                raise PermissionError(f"kernel-harness sandbox: {real} is off limits")
+        if writing and not real.startswith("/dev/null"):
+            if not any(real == a or real.startswith(a + os.sep) for a in self.allowed_write):
+                self._record("sandbox.filesystem", f"write {real}")
+                raise PermissionError(f"kernel-harness sandbox: writing {real} is not allowed")
+        if real.startswith("/proc/") and ("/mem" in real or "/fd/" in real or real.endswith("/fd")):
+            self._record("sandbox.introspection", f"open {real}")
+            raise PermissionError(f"kernel-harness sandbox: {real} is off limits")
+
+    # -- identity + threads ----------------------------------------------------------------
+    def snapshot(self, worker_globals: dict[str, Any]) -> None:
+        self.identity = timing_identities(worker_globals)
+        self.threads_before = {t.ident for t in threading.enumerate() if t.ident is not None}
+
+    def changed_identities(self, worker_globals: dict[str, Any]) -> list[str]:
+        now = timing_identities(worker_globals)
+        return sorted(k for k, v in self.identity.items() if now.get(k) is not v)
+
+    def new_python_threads(self) -> list[str]:
+        return [t.name for t in threading.enumerate()
+                if t.ident not in self.threads_before and t.is_alive()]
+
+
+def native_threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return -1
+
+
+def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    d: dict[str, Any] = {}
+    for n in ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns",
+              "sleep"):
+        d[f"time.{n}"] = getattr(time, n)
+    d["torch.cuda.synchronize"] = torch.cuda.synchronize
+    d["torch.cuda.Event"] = torch.cuda.Event
+    for n in ("record", "elapsed_time", "synchronize", "query", "wait"):
+        d[f"torch.cuda.Event.{n}"] = getattr(torch.cuda.Event, n, None)
+    d["torch.save"] = torch.save
+    for n in ("clone", "equal", "cpu", "detach"):
+        d[f"torch.Tensor.{n}"] = getattr(torch.Tensor, n)
+    d["torch.equal"] = torch.equal
+    for k, v in worker_globals.items():
+        if not k.startswith("__") and (callable(v) or isinstance(v, (int, float, str))):
+            d[f"worker.{k}"] = v
+    return d
+
+
+def install(monitor: Monitor) -> None:
+    import torch
+
+    monitor.watched_classes = (torch.cuda.Event,)
+    sys.addaudithook(monitor.hook)

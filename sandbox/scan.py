@@ -1,0 +1,125 @@
+"""Static checks of a candidate's source, in the parent, before anything runs.
+
+``validate`` raises ``CandidateError`` for unusable input (does not parse, no ``ModelNew``,
+forward arity differs from ``Model``'s). ``scan`` finds constructs honest kernels never need
+(gc/frame introspection, raw fd writes, timer assignment, threads/subprocess/network
+imports) and returns (rule, message) for the first one. It is ONE layer: the runtime audit
+hook, the separate reference process and the parent's clock catch what it cannot see.
+Strings and comments are not scanned, so CUDA/C++ source text inside a Python string does
+not cause false positives.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from sandbox import rules
+
+BANNED_IMPORTS = {
+    "threading": rules.THREADS, "_thread": rules.THREADS, "concurrent": rules.THREADS,
+    "multiprocessing": rules.SUBPROCESS, "subprocess": rules.SUBPROCESS, "pty": rules.SUBPROCESS,
+    "socket": rules.NETWORK, "urllib": rules.NETWORK, "http": rules.NETWORK, "requests": rules.NETWORK,
+    "httpx": rules.NETWORK, "ftplib": rules.NETWORK, "asyncio": rules.THREADS,
+}
+BANNED_CALLS = {
+    ("gc", "get_objects"): rules.INTROSPECTION, ("gc", "get_referrers"): rules.INTROSPECTION,
+    ("gc", "get_referents"): rules.INTROSPECTION, ("sys", "_getframe"): rules.INTROSPECTION,
+    ("sys", "_current_frames"): rules.INTROSPECTION, ("inspect", "stack"): rules.INTROSPECTION,
+    ("inspect", "currentframe"): rules.INTROSPECTION, ("inspect", "getouterframes"): rules.INTROSPECTION,
+    ("os", "write"): rules.RESULT_CHANNEL, ("os", "fork"): rules.SUBPROCESS, ("os", "system"): rules.SUBPROCESS,
+    ("os", "popen"): rules.SUBPROCESS, ("os", "execv"): rules.SUBPROCESS, ("os", "execvp"): rules.SUBPROCESS,
+    ("os", "posix_spawn"): rules.SUBPROCESS, ("sys", "settrace"): rules.INTROSPECTION,
+    ("sys", "setprofile"): rules.INTROSPECTION,
+}
+TIMER_NAMES = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns",
+               "elapsed_time", "synchronize", "record", "Event"}
+TIMER_OWNERS = {"time", "cuda", "Event", "torch"}
+
+
+def validate(source: str, filename: str, reference_source: str | None = None) -> ast.Module:
+    """Parse and check the candidate's shape; raise CandidateError naming the problem."""
+    from sandbox.evaluate import CandidateError
+
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError as e:
+        raise CandidateError(f"{filename}:{e.lineno}: does not parse: {e.msg}") from e
+    cls = _find_class(tree, "ModelNew")
+    if cls is None:
+        raise CandidateError(f"{filename}: no class ModelNew (a candidate defines class ModelNew(nn.Module) "
+                             "with the same constructor and forward signature as the reference's Model)")
+    if reference_source is not None:
+        ref = _find_class(ast.parse(reference_source), "Model")
+        a_ref, a_new = _forward_arity(ref), _forward_arity(cls)
+        if a_ref is not None and a_new is not None and a_ref != a_new:
+            raise CandidateError(
+                f"{filename}: ModelNew.forward takes {a_new[0]} positional argument(s){' (+*args)' if a_new[1] else ''}; "
+                f"the reference's Model.forward takes {a_ref[0]}{' (+*args)' if a_ref[1] else ''}: match its signature")
+    return tree
+
+
+def _find_class(tree: ast.Module | None, name: str) -> ast.ClassDef | None:
+    if tree is None:
+        return None
+    for n in tree.body:
+        if isinstance(n, ast.ClassDef) and n.name == name:
+            return n
+    return None
+
+
+def _forward_arity(cls: ast.ClassDef | None) -> tuple[int, bool] | None:
+    if cls is None:
+        return None
+    for n in cls.body:
+        if isinstance(n, ast.FunctionDef) and n.name == "forward":
+            a = n.args
+            if a.vararg is not None:
+                return None  # *args accepts anything
+            return len(a.posonlyargs) + len(a.args) - 1, False
+    return None
+
+
+def _dotted(node: ast.AST) -> list[str]:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return parts[::-1]
+
+
+def scan(tree: ast.Module) -> tuple[str, str] | None:
+    """(rule, message) for the first banned construct, or None."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                top = a.name.split(".")[0]
+                if top in BANNED_IMPORTS:
+                    return BANNED_IMPORTS[top], f"line {node.lineno}: import {a.name} is not allowed in a kernel"
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            top = node.module.split(".")[0]
+            if top in BANNED_IMPORTS:
+                return BANNED_IMPORTS[top], f"line {node.lineno}: from {node.module} import ... is not allowed"
+            for a in node.names:
+                if (top, a.name) in BANNED_CALLS:
+                    return BANNED_CALLS[(top, a.name)], f"line {node.lineno}: from {top} import {a.name}"
+        elif isinstance(node, ast.Call):
+            d = _dotted(node.func)
+            if len(d) >= 2 and (d[-2], d[-1]) in BANNED_CALLS:
+                return BANNED_CALLS[(d[-2], d[-1])], f"line {node.lineno}: {'.'.join(d)}() is not allowed"
+            if d and d[-1] == "__import__" and node.args and isinstance(node.args[0], ast.Constant):
+                top = str(node.args[0].value).split(".")[0]
+                if top in BANNED_IMPORTS:
+                    return BANNED_IMPORTS[top], f"line {node.lineno}: __import__({top!r})"
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                d = _dotted(t)
+                if len(d) >= 2 and d[-1] in TIMER_NAMES and any(o in d[:-1] for o in TIMER_OWNERS):
+                    return rules.TIMER_PATCHED, f"line {node.lineno}: assignment to {'.'.join(d)}"
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "/proc/self/fd" in node.value:
+            return rules.RESULT_CHANNEL, "a string names /proc/self/fd (the harness's channel is off limits)"
+        elif isinstance(node, ast.Call) is False and isinstance(node, ast.Attribute) and node.attr == "f_back":
+            return rules.INTROSPECTION, f"line {node.lineno}: frame walking (f_back)"
+    return None

@@ -1,0 +1,162 @@
+"""Parent side of one worker: launch it through a backend, talk to it, kill it.
+
+``WorkerSession`` owns one worker process: it scrubs the environment, makes the private
+scratch dir and socket, starts the worker via a launcher, accepts exactly one connection,
+and sends requests with a deadline, measuring each round trip with the parent's own clock.
+A reply that does not answer the request just sent (wrong id, extra bytes, malformed
+JSON) raises ``ProtocolViolation`` (rule sandbox.result_channel).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from sandbox import channel
+from sandbox.isolation.base import Launcher, Limits, Mount, WorkerSpec
+
+ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH",
+             "TORCH_CUDA_ARCH_LIST", "LD_LIBRARY_PATH", "MAX_JOBS", "CC", "CXX", "NVCC_CCBIN",
+             "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NVIDIA_VISIBLE_DEVICES", "TRITON_PTXAS_PATH",
+             "CPATH", "LIBRARY_PATH", "VIRTUAL_ENV", "TZ")
+ENV_DENY = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH")
+REPO_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+class ProtocolViolation(RuntimeError):
+    """The worker sent something the parent did not ask for (sandbox.result_channel)."""
+
+
+class WorkerDied(RuntimeError):
+    """The worker exited or stopped answering; ``timed_out`` tells which."""
+
+    def __init__(self, msg: str, timed_out: bool = False) -> None:
+        super().__init__(msg)
+        self.timed_out = timed_out
+
+
+def scrubbed_env(scratch: str, cache_root: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k in ENV_ALLOW and not any(d in k.upper() for d in ENV_DENY)}
+    env.update({
+        "HOME": scratch,
+        "TMPDIR": os.path.join(scratch, "tmp"),
+        "PYTHONPATH": REPO_ROOT,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONNOUSERSITE": "1",
+        "TORCH_EXTENSIONS_DIR": os.path.join(cache_root, "torch_extensions"),
+        "TRITON_CACHE_DIR": os.path.join(cache_root, "triton"),
+        "CUPY_CACHE_DIR": os.path.join(cache_root, "cupy"),
+        "XDG_CACHE_HOME": os.path.join(scratch, ".cache"),
+    })
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    return env
+
+
+class WorkerSession:
+    def __init__(self, role: str, launcher: Launcher, device: str, cache_root: str,
+                 deadline: float, limits: Limits, hide: list[str] | None = None) -> None:
+        self.role = role
+        self.deadline = deadline
+        self.scratch = tempfile.mkdtemp(prefix=f"kh-{role}-")
+        os.chmod(self.scratch, 0o700)
+        os.makedirs(os.path.join(self.scratch, "tmp"), exist_ok=True)
+        self.log_path = os.path.join(self.scratch, "worker.log")
+        self.listener = channel.Listener()
+        self.next_id = 0
+        os.makedirs(cache_root, exist_ok=True)
+        argv = [sys.executable, "-m", "sandbox.worker", "--role", role, "--socket", self.listener.path,
+                "--scratch", self.scratch, "--device", device, "--cache-root", cache_root]
+        spec = WorkerSpec(
+            argv=argv, env=scrubbed_env(self.scratch, cache_root), cwd=self.scratch, scratch=self.scratch,
+            mounts=[Mount(self.listener.dir, self.listener.dir, True), Mount(cache_root, cache_root, True)],
+            hide=list(hide or []), limits=limits, gpu=device.startswith("cuda"), log_path=self.log_path,
+        )
+        self.handle = launcher.start(spec)
+        self.isolation = self.handle.isolation
+
+    def connect(self) -> None:
+        """Accept the worker's one connection and read its hello (call from the launching thread's
+        lifetime: PR_SET_PDEATHSIG is tied to the thread that started the worker)."""
+        role, deadline = self.role, self.deadline
+        try:
+            self.sock = self.listener.accept(min(deadline, time.monotonic() + 120), alive=lambda: self.handle.poll() is None)
+        except channel.ChannelError as e:
+            self.close()
+            raise WorkerDied(f"{role} worker did not start: {e}\n{self.log_tail()}",
+                             timed_out=isinstance(e, channel.ChannelTimeout)) from e
+        hello = self._recv()
+        if hello.get("op") != "hello" or not hello.get("ok"):
+            self.close()
+            raise WorkerDied(f"{role} worker failed to start: {hello.get('error', hello)}")
+
+    def _recv(self) -> dict[str, Any]:
+        try:
+            return channel.recv(self.sock, self.deadline)
+        except channel.ChannelTimeout as e:
+            raise WorkerDied(f"{self.role} worker: no answer before the deadline", timed_out=True) from e
+        except channel.ChannelError as e:
+            time.sleep(0.05)
+            code = self.handle.poll()
+            if code is None and "malformed" in str(e):
+                raise ProtocolViolation(f"{self.role} worker sent a malformed message: {e}") from e
+            raise WorkerDied(f"{self.role} worker died ({_describe_exit(code)}): {e}") from e
+
+    def request(self, op: str, **kw: Any) -> tuple[dict[str, Any], int]:
+        """Send one request; return (reply, round-trip ns on the parent's clock)."""
+        self.next_id += 1
+        msg = {"op": op, "id": self.next_id, **kw}
+        t0 = time.monotonic_ns()
+        try:
+            channel.send(self.sock, msg)
+        except OSError as e:
+            raise WorkerDied(f"{self.role} worker died ({_describe_exit(self.handle.poll())}): {e}") from e
+        rep = self._recv()
+        rtt = time.monotonic_ns() - t0
+        if rep.get("id") != self.next_id:
+            raise ProtocolViolation(
+                f"{self.role} worker answered request {self.next_id} ({op}) with a message for id {rep.get('id')!r}")
+        if channel.pending(self.sock):
+            raise ProtocolViolation(f"{self.role} worker sent an unsolicited extra message after {op}")
+        return rep, rtt
+
+    def log_tail(self, n: int = 4000) -> str:
+        try:
+            data = Path(self.log_path).read_text(errors="replace")
+        except OSError:
+            return ""
+        return data[-n:]
+
+    def close(self) -> None:
+        try:
+            if hasattr(self, "sock"):
+                try:
+                    channel.send(self.sock, {"op": "exit"})
+                except OSError:
+                    pass
+                self.sock.close()
+            if self.handle.wait(0.5) is None:
+                self.handle.kill()
+            else:
+                self.handle.kill()  # also reaps anything the worker left behind
+        finally:
+            self.listener.close()
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        import signal
+
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"

@@ -1,0 +1,319 @@
+"""The judging worker: ``python -m sandbox.worker --role reference|candidate --socket PATH ...``.
+
+Both roles run this same code so their per-call overheads are comparable. The worker
+connects to the parent's socket first, then answers requests (sandbox/protocol.md in
+docs/evaluator.md): ``setup`` (load the task at a profile, build the model), ``import``
+(candidate only: monitors on, then import the candidate), ``call`` (one call: fresh inputs
+from the given seed, poison, flush, time, sync), ``fetch`` (write the last output to a file),
+``profile`` (one call under torch.profiler), ``monitor`` (raw monitor data), ``exit``.
+The worker never judges: it returns raw data; the parent computes the verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+_perf_ns = time.perf_counter_ns  # aliases captured before any candidate code is imported
+_listdir = os.listdir
+MAX_TEXT = 20000
+
+
+def _trunc(s: str, n: int = MAX_TEXT) -> str:
+    return s if len(s) <= n else s[: n // 2] + "\n...[truncated]...\n" + s[-n // 2 :]
+
+
+class Worker:
+    def __init__(self, role: str, scratch: str, device: str, cache_root: str) -> None:
+        import torch
+
+        self.torch = torch
+        self.role = role
+        self.scratch = scratch
+        self.device = torch.device(device)
+        self.cuda = self.device.type == "cuda"
+        self.cache_root = cache_root
+        self.module: Any = None
+        self.models: dict[str, Any] = {}
+        self.cand_mod: Any = None
+        self.last_out: Any = None
+        self.last_unchanged: bool | None = None
+        self.last_inputs: Any = None
+        self.monitor: Any = None
+        self.n_fetch = 0
+        self.poison_bytes: list[int] = []
+        self.flush_buf = None
+        self._Event = torch.cuda.Event
+        self._sync = torch.cuda.synchronize
+        self._save = torch.save
+        self._cpu_gen = torch.default_generator
+        self._equal = torch.equal
+        self._clone = torch.Tensor.clone
+        self._warm()
+
+    def _warm(self) -> None:
+        """Start torch's thread pools (and CUDA) before anything is counted."""
+        t = self.torch
+        a = t.randn(64, 64)
+        (a @ a).sum().item()
+        t.ones(1 << 16).add_(1).sum().item()
+        if self.cuda:
+            t.cuda.init()
+            t.cuda.set_device(self.device)
+            b = t.randn(256, 256, device=self.device)
+            (b @ b).sum().item()
+            l2 = getattr(t.cuda.get_device_properties(self.device), "L2_cache_size", 50 * 2**20)
+            self.flush_buf = t.empty(max(2 * l2, 2**24) // 4, dtype=t.float32, device=self.device)
+            t.cuda.synchronize()
+
+    # -- requests ---------------------------------------------------------------------------
+    def setup(self, req: dict[str, Any]) -> dict[str, Any]:
+        from harness.suite.task import exec_source
+
+        t = self.torch
+        mod = exec_source(req["task_source"], req["task_path"], "_kh_task")
+        for k, v in req.get("overrides", {}).items():
+            setattr(mod, k, v)
+        self.module = mod
+        self.models = {}
+        t.manual_seed(req["init_seed"])
+        init = mod.get_init_inputs()
+        if self.role == "reference":
+            model = mod.Model(*init).to(self.device).eval()
+            self.models["eager"] = model
+            if req.get("compile"):
+                self.models["compile"] = t.compile(model)
+        else:
+            t.manual_seed(req["init_seed"])
+            init = mod.get_init_inputs()
+            self.models["candidate"] = self.cand_mod.ModelNew(*init).to(self.device).eval()
+        return {"ok": True}
+
+    def import_candidate(self, req: dict[str, Any]) -> dict[str, Any]:
+        from sandbox import buildcache, monitors
+        from harness.suite.task import exec_source
+
+        buildcache.install(self.cache_root)
+        mon = monitors.Monitor(req["candidate_path"],
+                               [self.scratch, self.cache_root, "/tmp", os.environ.get("TMPDIR", "/tmp")],
+                               req.get("hidden", []))
+        mon.snapshot(globals())
+        monitors.install(mon)
+        self.monitor = mon
+        mon.phase = "import"
+        t0 = time.perf_counter()
+        try:
+            with open(req["candidate_path"]) as f:
+                src = f.read()
+            self.cand_mod = exec_source(src, req["candidate_path"], "_kh_candidate")
+        except BaseException as e:  # noqa: BLE001 - any failure of candidate code is a verdict
+            kind = "compile_error" if buildcache.STATS.get("in_build") or _is_compile_exc(e) else "runtime_error"
+            buildcache.STATS["in_build"] = False
+            return {"ok": False, "kind": kind, "error": _trunc(_format_exc(e)),
+                    "compile_s": buildcache.STATS["compile_s"]}
+        finally:
+            mon.phase = "run"
+        return {"ok": True, "import_s": time.perf_counter() - t0,
+                "compile_s": buildcache.STATS["compile_s"], "builds": buildcache.STATS["builds"],
+                "cache_hits": buildcache.STATS["hits"]}
+
+    def _seed(self, seed: int) -> None:
+        """torch.manual_seed without its lazy cuda/xpu/mtia hooks (they cost ~2 ms per call)."""
+        self._cpu_gen.manual_seed(seed)
+        if self.cuda:
+            self.torch.cuda.manual_seed(seed)
+
+    def _inputs(self, seed: int) -> list[Any]:
+        t = self.torch
+        self._seed(seed)
+        with t.device(self.device):
+            inputs = list(self.module.get_inputs())
+        return [x.to(self.device) if isinstance(x, t.Tensor) and x.device != self.device else x
+                for x in inputs]
+
+    def _poison(self) -> None:
+        t = self.torch
+        for n in self.poison_bytes:
+            blk = t.empty(max(n // 4, 1), dtype=t.float32, device=self.device)
+            blk.fill_(float("nan"))
+            del blk
+
+    def _flush(self) -> None:
+        if self.flush_buf is not None:
+            self.flush_buf.zero_()
+
+    def call(self, req: dict[str, Any], profiler: Any = None) -> dict[str, Any]:
+        """One call; the same path for correctness, timed and profiled calls."""
+        t = self.torch
+        model = self.models[req["target"]]
+        inputs = self._inputs(int(req["seed"]))
+        copies = [self._clone(x) if isinstance(x, t.Tensor) else x for x in inputs]
+        self._poison()
+        self._flush()
+        try:
+            with t.no_grad():
+                if self.cuda:
+                    if profiler is not None:
+                        profiler.start()
+                    start, end = self._Event(enable_timing=True), self._Event(enable_timing=True)
+                    start.record()
+                    out = model(*inputs)
+                    end.record()
+                    self._sync()
+                    elapsed_ns = int(start.elapsed_time(end) * 1e6)
+                    if profiler is not None:
+                        profiler.stop()
+                else:
+                    if profiler is not None:
+                        profiler.start()
+                    t0 = _perf_ns()
+                    out = model(*inputs)
+                    elapsed_ns = _perf_ns() - t0
+                    if profiler is not None:
+                        profiler.stop()
+        except BaseException as e:  # noqa: BLE001
+            kind = "compile_error" if _is_compile_exc(e) else "runtime_error"
+            return {"ok": False, "kind": kind, "error": _trunc(_format_exc(e))}
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        self.last_out = outs
+        self.last_unchanged = all(
+            (not isinstance(a, t.Tensor)) or (a.shape == b.shape and self._equal_nan(a, b))
+            for a, b in zip(inputs, copies, strict=True)
+        )
+        if not self.poison_bytes:
+            self.poison_bytes = [o.numel() * o.element_size() for o in outs if isinstance(o, t.Tensor)][:4]
+        return {"ok": True, "ns": elapsed_ns, "native_threads": len(_listdir("/proc/self/task"))}
+
+    def _equal_nan(self, a: Any, b: Any) -> bool:
+        t = self.torch
+        if self._equal(a, b):
+            return True
+        if a.dtype.is_floating_point or a.dtype.is_complex:
+            return bool(t.equal(t.nan_to_num(a, nan=0.0), t.nan_to_num(b, nan=0.0))
+                        and t.equal(t.isnan(a), t.isnan(b)))
+        return bool(self._equal(a, b))
+
+    def fetch(self, req: dict[str, Any]) -> dict[str, Any]:
+        t = self.torch
+        if self.last_out is None:
+            return {"ok": False, "kind": "protocol", "error": "no call to fetch"}
+        self.n_fetch += 1
+        path = os.path.join(self.scratch, f"out{self.n_fetch}.pt")
+        objs, devices = [], []
+        for o in self.last_out:
+            if type(o) is t.Tensor:
+                devices.append(str(o.device))
+                objs.append(o.detach().cpu())
+            else:
+                devices.append(type(o).__name__)
+                objs.append(o)
+        try:
+            self._save(objs, path)
+        except BaseException as e:  # noqa: BLE001
+            return {"ok": False, "kind": "runtime_error", "error": f"output cannot be saved: {e!r}"}
+        return {"ok": True, "path": path, "devices": devices, "inputs_unchanged": self.last_unchanged}
+
+    def profile(self, req: dict[str, Any]) -> dict[str, Any]:
+        from torch.profiler import ProfilerActivity, profile
+
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.cuda else [])
+        prof = profile(activities=acts)
+        rep = self.call(req, profiler=prof)
+        if not rep.get("ok"):
+            return rep
+        ops, kernels = {}, {}
+        for ev in prof.events():
+            dev = str(getattr(ev, "device_type", "")).rsplit(".", 1)[-1]
+            if dev == "CPU":
+                ops[ev.name] = ops.get(ev.name, 0) + 1
+            else:
+                key = ev.name
+                kernels.setdefault(key, {"count": 0, "stream": None, "parent_aten": None})
+                kernels[key]["count"] += 1
+                kernels[key]["stream"] = getattr(ev, "device_resource_id", None)
+        kern_parents = _kernel_parents(prof) if self.cuda else {}
+        for k, p in kern_parents.items():
+            if k in kernels:
+                kernels[k]["parent_aten"] = p
+        rep.update({"ops": ops, "kernels": kernels})
+        return rep
+
+    def monitor_report(self, req: dict[str, Any]) -> dict[str, Any]:
+        m = self.monitor
+        return {
+            "ok": True,
+            "events": list(m.events) if m else [],
+            "changed": m.changed_identities(globals()) if m else [],
+            "py_threads": m.new_python_threads() if m else [],
+            "native_threads": len(_listdir("/proc/self/task")),
+        }
+
+
+def _kernel_parents(prof: Any) -> dict[str, str | None]:
+    """For each GPU kernel, the aten op that launched it (None when launched outside aten)."""
+    out: dict[str, str | None] = {}
+    for ev in prof.events():
+        if str(getattr(ev, "device_type", "")).endswith("CPU"):
+            for k in getattr(ev, "kernels", []) or []:
+                out.setdefault(k.name, ev.name if ev.name.startswith("aten::") else None)
+    return out
+
+
+def _is_compile_exc(e: BaseException) -> bool:
+    mod = type(e).__module__ or ""
+    name = type(e).__name__
+    text = str(e)
+    return (mod.startswith("triton") and "Compil" in name) or "Error building extension" in text or (
+        "CompilationError" in name
+    )
+
+
+def _format_exc(e: BaseException) -> str:
+    return "".join(traceback.format_exception(type(e), e, e.__traceback__))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="sandbox.worker")
+    ap.add_argument("--role", choices=["reference", "candidate"], required=True)
+    ap.add_argument("--socket", required=True)
+    ap.add_argument("--scratch", required=True)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--cache-root", required=True)
+    a = ap.parse_args(argv)
+    from sandbox import channel
+
+    sock = channel.connect(a.socket)  # first thing: before any candidate code exists
+    try:
+        w = Worker(a.role, a.scratch, a.device, a.cache_root)
+    except BaseException as e:  # noqa: BLE001
+        channel.send(sock, {"op": "hello", "ok": False, "error": _trunc(_format_exc(e))})
+        return 3
+    channel.send(sock, {"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role})
+    handlers = {"setup": w.setup, "call": w.call, "fetch": w.fetch, "profile": w.profile,
+                "monitor": w.monitor_report}
+    if a.role == "candidate":
+        handlers["import"] = w.import_candidate
+    while True:
+        req = channel.recv(sock)
+        op = req.get("op")
+        if op == "exit":
+            sock.close()
+            os._exit(0)
+        h = handlers.get(op)
+        if h is None:
+            rep = {"ok": False, "kind": "protocol", "error": f"unknown op {op!r}"}
+        else:
+            try:
+                rep = h(req)
+            except BaseException as e:  # noqa: BLE001
+                rep = {"ok": False, "kind": "runtime_error", "error": _trunc(_format_exc(e))}
+        rep["id"] = req.get("id")
+        channel.send(sock, rep)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
