@@ -93,3 +93,34 @@ def task_context(op: str = "relu", source: str | None = None, seed: int = 0):
                      "        return torch.relu(x)\n")
     return TaskContext(op=op, reference_source=src, signature="forward(self, x)", device="cpu",
                        hardware="CPU (test)", language="cpp", rules=default_rules("cpu"), seed=seed)
+
+
+def run_offline_cli(method: str, results, ops: str = "relu", budget: int = 3, timeout: int = 900):
+    """``harness run --method METHOD --llm offline --ops OPS --device cpu --budget N`` in a real
+    subprocess; returns (completed process, sqlite3 connection to the results store)."""
+    import sqlite3
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, "-m", "harness", "run", "--method", method, "--llm", "offline", "--ops", ops,
+           "--device", "cpu", "--budget", str(budget), "--results", str(results)]
+    proc = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=timeout)
+    db = Path(results) / "harness.sqlite"
+    return proc, (sqlite3.connect(db) if db.is_file() else None)
+
+
+def assert_offline_run_stored(proc, con, method: str, ops: list[str], budget: int) -> None:
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    assert con is not None, "no results store written"
+    (run_method,), = con.execute("SELECT method FROM runs").fetchall()
+    assert run_method == method
+    rows = dict(con.execute("SELECT op, status FROM run_ops").fetchall())
+    assert rows == {op: "finished" for op in ops}
+    for op in ops:
+        (n_cand,), = con.execute("SELECT COUNT(*) FROM candidates WHERE op=?", (op,)).fetchall()
+        (n_fb,), = con.execute("SELECT COUNT(*) FROM verdicts WHERE op=? AND mode='feedback'", (op,)).fetchall()
+        assert n_cand == budget and n_fb == budget
+    (offline_calls,), = con.execute("SELECT COUNT(*) FROM llm_calls WHERE offline=1").fetchall()
+    assert offline_calls >= budget * len(ops)

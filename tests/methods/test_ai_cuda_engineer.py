@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -172,7 +173,7 @@ def test_archive_loads_best_kernels_of_earlier_runs_from_a_store(tmp_path):
                     " created_at) VALUES (?, 'r1', ?, ?, ?, 'x', ?, 'now')", (cid, op, cid, source, operator))
         con.execute("INSERT INTO verdicts (candidate_id, run_id, op, mode, status, runtime_us, speedup_eager,"
                     " verdict_json, created_at) VALUES (?, 'r1', ?, 'feedback', ?, ?, ?, ?, 'now')",
-                    (cid, op, status, runtime, speedup, '{"allow_torch_ops": %s}' % str(torch_ops).lower()))
+                    (cid, op, status, runtime, speedup, json.dumps({"allow_torch_ops": torch_ops})))
 
     add(1, "softmax", SOFTMAX, "convert", "valid", 50.0, 1.0, torch_ops=True)
     add(2, "softmax", "SLOW", "mutation", "valid", 40.0, 1.2)
@@ -186,3 +187,11 @@ def test_archive_loads_best_kernels_of_earlier_runs_from_a_store(tmp_path):
     assert entries["relu"].kernel == "RELU_K" and entries["relu"].source == "store:r1"
     method = AICudaEngineer(archive_from=str(db))
     assert {e.op for e in method.archive.entries()} == {"softmax", "relu"}
+
+
+@pytest.mark.slow
+def test_harness_run_with_the_offline_model_completes_and_stores_results(tmp_path):
+    from tests.methods.f2_scripted import assert_offline_run_stored, run_offline_cli
+
+    proc, con = run_offline_cli("ai-cuda-engineer", tmp_path / "results")
+    assert_offline_run_stored(proc, con, "ai-cuda-engineer", ["relu"], 3)

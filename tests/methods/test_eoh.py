@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from harness.methods.base import Budget
 from harness.methods.eoh import EoH, schedule
 from harness.methods.population import rank_weights
@@ -89,3 +91,11 @@ def test_operators_fall_back_to_i1_when_the_population_is_too_small():
 def test_budget_stop():
     _, llm, props = run(13)
     assert len(props) == 13 and len(llm.calls) == 13
+
+
+@pytest.mark.slow
+def test_harness_run_with_the_offline_model_completes_and_stores_results(tmp_path):
+    from tests.methods.f2_scripted import assert_offline_run_stored, run_offline_cli
+
+    proc, con = run_offline_cli("eoh", tmp_path / "results")
+    assert_offline_run_stored(proc, con, "eoh", ["relu"], 3)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 import re
 
+import pytest
+
 from harness.methods.base import Budget
 from harness.methods.common import Solution
 from harness.methods.funsearch import FunSearch, ProgramDatabase, score_of
@@ -115,3 +117,11 @@ def test_same_seed_same_island_choices():
         return [p.operator for p in props]
 
     assert go(7) == go(7)
+
+
+@pytest.mark.slow
+def test_harness_run_with_the_offline_model_completes_and_stores_results(tmp_path):
+    from tests.methods.f2_scripted import assert_offline_run_stored, run_offline_cli
+
+    proc, con = run_offline_cli("funsearch", tmp_path / "results")
+    assert_offline_run_stored(proc, con, "funsearch", ["relu"], 3)

@@ -192,3 +192,13 @@ def test_invalid_folder_does_not_load(tmp_path):
     folder = write(tmp_path / "sub", '[submission]\nname = "sub"\n')
     with pytest.raises(SubmissionError, match="submission.authors"):
         load_submission_method(folder)
+
+
+@pytest.mark.slow
+def test_example_submission_runs_through_harness_run_with_the_offline_model(tmp_path):
+    from tests.methods.f2_scripted import assert_offline_run_stored, run_offline_cli
+
+    proc, con = run_offline_cli("plan-then-code", tmp_path / "results")
+    assert_offline_run_stored(proc, con, "plan-then-code", ["relu"], 3)
+    purposes = [r[0] for r in con.execute("SELECT request_json FROM llm_calls ORDER BY call_id")]
+    assert len(purposes) == 6  # plan + code per trial
