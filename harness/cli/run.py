@@ -8,57 +8,15 @@ from typing import Any
 
 import click
 
+from harness.llm.cli_options import llm_options
 from harness.methods.base import Budget
-
-
-def _llm_options(f):
-    """The LLM layer's shared options when installed, else the same flags declared here."""
-    try:
-        from harness.llm import cli_options
-
-        deco = getattr(cli_options, "llm_options", None)
-        if deco is not None:
-            return deco(f)
-    except ImportError:
-        pass
-    for opt in reversed([
-        click.option("--llm", "llm", default="offline", show_default=True,
-                     help="Model spec: offline, offline:SEED, openai:MODEL, MODEL@BASE_URL, replay:RUN_ID, A,B."),
-        click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint URL."),
-        click.option("--llm-api-key-env", default=None, help="NAME of the env variable holding the API key."),
-        click.option("--llm-config", type=click.Path(dir_okay=False), default=None, help="TOML file with an [llm] table."),
-        click.option("--temperature", type=float, default=None, help="Sampling temperature."),
-        click.option("--max-tokens", type=int, default=None, help="Max completion tokens per call."),
-    ]):
-        f = opt(f)
-    return f
-
-
-def _llm_config(kw: dict[str, Any]) -> Any:
-    """An LLMConfig from the LLM flags (None = the defaults)."""
-    try:
-        from harness.llm import cli_options
-
-        build = getattr(cli_options, "config_from_options", None)
-        if build is not None:
-            return build(**{k: v for k, v in kw.items() if k.startswith(("llm", "temperature", "max_tokens"))})
-    except ImportError:
-        pass
-    from harness.llm.config import LLMConfig
-
-    cfg_path = kw.get("llm_config")
-    cfg = LLMConfig.load(cfg_path) if cfg_path and hasattr(LLMConfig, "load") else LLMConfig()
-    repl = {"base_url": kw.get("llm_base_url"), "api_key_env": kw.get("llm_api_key_env"),
-            "temperature": kw.get("temperature"), "max_tokens": kw.get("max_tokens")}
-    repl = {k: v for k, v in repl.items() if v is not None}
-    return cfg.replace(**repl) if repl and hasattr(cfg, "replace") else cfg
 
 
 @click.command("run")
 @click.option("--method", "-m", required=True, help="Method name (see `harness methods list`).")
 @click.option("--suite", default=None, help="Suite name (smoke, level1, level2, full) or a KernelBench folder/file.")
 @click.option("--ops", default=None, help="Comma-separated op names (instead of --suite).")
-@_llm_options
+@llm_options
 @click.option("--budget", type=int, default=None, help="Evaluations per op (default: the method's, 45 for most).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the method's choices and the offline model.")
 @click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None,
@@ -70,10 +28,12 @@ def _llm_config(kw: dict[str, Any]) -> Any:
 @click.option("--jobs", type=int, default=1, show_default=True, help="Ops optimised in parallel.")
 @click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE",
               help="Method option (e.g. -o population_size=5); values parsed as int/float/bool when they look so.")
+@click.option("--eval-option", "eval_options", multiple=True, metavar="KEY=VALUE",
+              help="Evaluator setting for this run (an EvalConfig field, e.g. max_timing_s=2); recorded with the run.")
 @click.option("--quiet", is_flag=True, help="No progress lines (the summary is still printed).")
 def cli(method: str, suite: str | None, ops: str | None, budget: int | None, seed: int,
         device: str | None, results: str, run_id: str | None, sandbox: str, jobs: int,
-        options: tuple[str, ...], quiet: bool, **llm_kw: Any) -> None:
+        options: tuple[str, ...], eval_options: tuple[str, ...], quiet: bool, llm_spec: str | None, llm_config: Any) -> None:
     """Run METHOD over ops of the suite: search in feedback mode, re-judge each op's best kernel
     in final mode, store everything in RESULTS/harness.sqlite, print a summary table.
 
@@ -102,13 +62,13 @@ def cli(method: str, suite: str | None, ops: str | None, budget: int | None, see
             raise click.UsageError("--device cuda: no CUDA GPU visible to torch here; use --device cpu")
     if jobs < 1:
         raise click.UsageError("--jobs must be >= 1")
-    llm_spec = llm_kw.get("llm") or "offline"
+    llm_spec = llm_spec or "offline"
     cfg = RunConfig(
         method=method,
         suite=suite,
         ops=[o.strip() for o in ops.split(",") if o.strip()] if ops else None,
         llm=llm_spec,
-        llm_config=_llm_config(llm_kw),
+        llm_config=llm_config,
         budget=Budget(evaluations=budget) if budget is not None else None,
         seed=seed,
         device=device,
@@ -117,6 +77,7 @@ def cli(method: str, suite: str | None, ops: str | None, budget: int | None, see
         sandbox=sandbox,
         jobs=jobs,
         method_options=_parse_options(options),
+        eval_overrides=_eval_overrides(eval_options),
         progress=not quiet,
     )
     try:
@@ -141,6 +102,22 @@ def _parse_options(items: tuple[str, ...]) -> dict[str, Any]:
             raise click.BadParameter(f"{item!r}: write KEY=VALUE", param_hint="--option")
         k, v = item.split("=", 1)
         out[k.strip().replace("-", "_")] = _value(v.strip())
+    return out
+
+
+def _eval_overrides(items: tuple[str, ...]) -> dict[str, Any]:
+    import dataclasses
+
+    from sandbox.evaluate import EvalConfig
+
+    allowed = {f.name for f in dataclasses.fields(EvalConfig)} - {"mode", "device", "sandbox"}
+    out = _parse_options(items)
+    bad = sorted(set(out) - allowed)
+    if bad:
+        raise click.BadParameter(f"unknown evaluator setting(s) {bad}; allowed: {sorted(allowed)}",
+                                 param_hint="--eval-option")
+    if "baselines" in out and isinstance(out["baselines"], str):
+        out["baselines"] = tuple(b for b in out["baselines"].split("+") if b)
     return out
 
 

@@ -30,7 +30,7 @@ class LocalMeter:
     def _wall(self) -> float:
         return time.monotonic() - self.started
 
-    def check(self) -> None:
+    def check(self, what: str = "any", extra_tokens: int = 0) -> None:
         b = self.budget
         if self.evaluations >= b.evaluations:
             raise BudgetExhausted(f"evaluation budget spent ({self.evaluations}/{b.evaluations})")
@@ -91,12 +91,12 @@ class LocalMeteredModel:
         return res
 
 
-def make_meter(budget: Budget) -> Any:
+def make_meter(budget: Budget, prices: dict[str, Any] | None = None) -> Any:
     try:
         from harness.llm.budget import UsageMeter
     except ImportError:
         return LocalMeter(budget)
-    return UsageMeter(budget)
+    return UsageMeter(budget, prices=prices or None)
 
 
 def metered(model: ChatModel, meter: Any) -> ChatModel:

@@ -59,6 +59,7 @@ class OpSettings:
     sandbox: str = "process"
     eval_overrides: dict[str, Any] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
+    prices: dict[str, Any] = field(default_factory=dict)  # LLM prices per model, for cost
 
     def eval_config(self, mode: Mode) -> EvalConfig:
         cpu = not self.device.startswith("cuda")
@@ -100,7 +101,7 @@ class OpRunner:
             return self._finished_result(task, row)
         self.results.start_op(rid, task.name)
         state = _OpState(task=task)
-        meter = make_meter(self.s.budget)
+        meter = make_meter(self.s.budget, self.s.prices)
         resumed = ResumedModel(self.llm, self.results.store, rid)
         llm = metered(resumed, meter)
         ctx = task_context(task, device=self.s.device, env=self.s.environment, seed=self.s.seed)
@@ -144,7 +145,8 @@ class OpRunner:
         budget_total = self.s.budget.evaluations
 
         def evaluate(proposal: Proposal) -> Verdict:
-            meter.charge_evaluation()  # raises BudgetExhausted once spent
+            meter.check("evaluation")  # raises BudgetExhausted once spent
+            meter.charge_evaluation()
             with lock:
                 trial = state.total
                 state.total += 1

@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +52,26 @@ class RunReport:
 
     def table(self) -> str:
         return summary_table(self.ops)
+
+
+_AST_LOCK = threading.Lock()
+
+
+def serialise_ast_parse() -> None:
+    """CPython 3.11 (seen on 3.11.7) can fail ``ast.parse`` run from several threads at once
+    ("AST constructor recursion depth mismatch"): its AST-to-Python conversion keeps a
+    shared depth counter. Ops running in threads parse sources (task files, candidates), so
+    the runner makes ``ast.parse`` take one lock while it runs ops in parallel."""
+    if getattr(ast.parse, "_harness_locked", False):
+        return
+    original = ast.parse
+
+    def parse(*args: Any, **kwargs: Any) -> Any:
+        with _AST_LOCK:
+            return original(*args, **kwargs)
+
+    parse._harness_locked = True  # type: ignore[attr-defined]
+    ast.parse = parse  # type: ignore[assignment]
 
 
 def llm_for_seed(spec: str, seed: int) -> str:
@@ -106,7 +128,8 @@ def run(cfg: RunConfig, *, judge: JudgeFn | None = None, stream: TextIO | None =
             model = LocalRecordingModel(make_model(llm_for_seed(cfg.llm, cfg.seed), **kw),
                                         results.store, run_id=info.run_id)
     settings = OpSettings(run_id=info.run_id, device=cfg.device, budget=budget, seed=cfg.seed,
-                          sandbox=cfg.sandbox, eval_overrides=cfg.eval_overrides, environment=env)
+                          sandbox=cfg.sandbox, eval_overrides=cfg.eval_overrides, environment=env,
+                          prices=dict(getattr(cfg.llm_config, "prices", None) or {}))
     progress = Progress([t.name for t in tasks], budget.evaluations, stream=stream, enabled=cfg.progress)
     runner = OpRunner(results, method, model, settings, judge=judge, progress=progress)
     if cfg.progress:
@@ -116,6 +139,7 @@ def run(cfg: RunConfig, *, judge: JudgeFn | None = None, stream: TextIO | None =
                      f"results {results.path}\n")
     try:
         if cfg.jobs > 1 and len(tasks) > 1:
+            serialise_ast_parse()
             with ThreadPoolExecutor(max_workers=cfg.jobs, thread_name_prefix="op") as pool:
                 op_results = list(pool.map(runner.run, tasks))
         else:

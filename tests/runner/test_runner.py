@@ -1,0 +1,194 @@
+"""The runner's rules, with the offline model and a fake judge (fast): the budget is enforced
+outside the method, every proposal is stored with a verdict, failures become verdicts,
+resume repeats nothing, the run record carries seed/budget/llm/environment, seeds reproduce."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+
+import pytest
+from click.testing import CliRunner
+
+from harness.methods import registry
+from harness.methods.base import Budget, Proposal
+from harness.runner import RunConfig, run
+from harness.store import Results
+from sandbox.evaluate import CandidateError
+from sandbox.verdict import Measurement, Speedup, Status, Verdict
+
+
+class Judge:
+    """Stands in for the sandboxed evaluator: valid unless the source says otherwise."""
+
+    def __init__(self, crash_at: int | None = None):
+        self.calls: list[tuple[str, str, str]] = []
+        self.crash_at = crash_at
+        self.lock = threading.Lock()
+
+    def __call__(self, task, source, config):
+        with self.lock:
+            self.calls.append((task.name, hashlib.sha256(source.encode()).hexdigest()[:8], config.mode.value))
+            if self.crash_at is not None and len(self.calls) == self.crash_at:
+                raise KeyboardInterrupt("simulated kill")
+        if "BADSIG" in source:
+            raise CandidateError("candidate.py: ModelNew.forward takes 3 arguments, Model.forward 2")
+        rt = 10.0 + int(hashlib.sha256(source.encode()).hexdigest(), 16) % 40
+        eager = Measurement(50.0, 49.0, 51.0, 30, True)
+        return Verdict(status=Status.VALID, mode=config.mode, task=task.name, device=config.device,
+                       timings={"candidate": Measurement(rt, rt - 1, rt + 1, 30, True), "eager": eager},
+                       speedups={"eager": Speedup("eager", 50 / rt, 50 / (rt + 1), 50 / (rt - 1), 0.001, True)})
+
+
+class Endless:
+    """A method that never stops proposing: the harness must stop it."""
+
+    name, variant, paper, default_budget = "endless", "", "", 45
+
+    def optimize(self, task, llm, evaluate, budget):
+        i = 0
+        while True:
+            p = Proposal(source=f"import torch\nclass ModelNew(torch.nn.Module):\n    pass\n# {i}\n")
+            evaluate(p)
+            yield p
+            i += 1
+
+
+class Mixed:
+    """Yields a valid kernel, an unparsable reply, a kernel the evaluator refuses as input."""
+
+    name, variant, paper, default_budget = "mixed", "", "", 3
+
+    def optimize(self, task, llm, evaluate, budget):
+        for p in (Proposal(source="class ModelNew: pass\n", name="ok"),
+                  Proposal(source="", parse_error="no fenced code block in the reply"),
+                  Proposal(source="class ModelNew: pass  # BADSIG\n")):
+            evaluate(p)
+            yield p
+
+
+@pytest.fixture(autouse=True)
+def _test_methods(monkeypatch):
+    monkeypatch.setitem(registry.BUILTINS, "endless", "tests.runner.test_runner:Endless")
+    monkeypatch.setitem(registry.BUILTINS, "mixed", "tests.runner.test_runner:Mixed")
+
+
+def counts(results_dir, run_id):
+    r = Results.open(results_dir)
+    q = r.store.query
+    out = {
+        "candidates": q("SELECT COUNT(*) FROM candidates WHERE run_id=?", (run_id,))[0][0],
+        "feedback": q("SELECT COUNT(*) FROM verdicts WHERE run_id=? AND mode='feedback'", (run_id,))[0][0],
+        "final": q("SELECT COUNT(*) FROM verdicts WHERE run_id=? AND mode='final'", (run_id,))[0][0],
+        "llm_calls": q("SELECT COUNT(*) FROM llm_calls WHERE run_id=?", (run_id,))[0][0],
+    }
+    r.close()
+    return out
+
+
+def test_budget_is_enforced_outside_the_method(tmp_path):
+    judge = Judge()
+    rep = run(RunConfig(method="endless", ops=["relu"], budget=Budget(evaluations=3),
+                        results=tmp_path, run_id="b", progress=False), judge=judge)
+    assert rep.ops[0].status == "finished" and rep.ops[0].total == 3
+    assert counts(tmp_path, "b")["candidates"] == 3
+    assert [c[2] for c in judge.calls] == ["feedback"] * 3 + ["final"]
+    op = Results.open(tmp_path).get_op("b", "relu")
+    assert op.usage["evaluations"] == 3 and op.final_verdict_id is not None
+
+
+def test_unparsable_replies_and_unusable_sources_become_compile_error_verdicts(tmp_path):
+    rep = run(RunConfig(method="mixed", ops=["relu"], results=tmp_path, run_id="m", progress=False),
+              judge=Judge())
+    res = Results.open(tmp_path)
+    vs = res.list_verdicts("m", "relu", "feedback")
+    assert [v.status for v in vs] == ["valid", "compile_error", "compile_error"]
+    assert "reply could not be parsed" in vs[1].verdict.message
+    assert "takes 3 arguments" in vs[2].verdict.message
+    cands = res.list_candidates("m", "relu")
+    assert cands[1].parse_error == "no fenced code block in the reply"
+    assert rep.ops[0].valid == 1 and rep.ops[0].best_candidate_id == cands[0].candidate_id
+
+
+def test_run_records_seed_budget_llm_and_environment(tmp_path):
+    run(RunConfig(method="evoengineer-free", ops=["relu"], budget=Budget(evaluations=2), seed=7,
+                  results=tmp_path, run_id="rec", progress=False), judge=Judge())
+    info = Results.open(tmp_path).get_run("rec")
+    assert (info.method, info.seed, info.llm, info.llm_offline) == ("evoengineer-free", 7, "offline", True)
+    assert info.budget["evaluations"] == 2 and info.status == "finished"
+    assert info.environment.get("python") and info.config["llm_effective"] == "offline:7"
+    assert info.variant == "free"
+
+
+def test_killed_run_resumes_without_repeating_anything(tmp_path):
+    cfg = RunConfig(method="evoengineer-full", ops=["relu", "softmax"], budget=Budget(evaluations=3),
+                    results=tmp_path, run_id="k", progress=False)
+    # relu: 3 feedback + 1 final judgements; the 6th call (softmax's 2nd) is "killed"
+    first = Judge(crash_at=6)
+    with pytest.raises(KeyboardInterrupt):
+        run(cfg, judge=first)
+    res = Results.open(tmp_path)
+    assert res.get_op("k", "relu").status == "finished"
+    before = counts(tmp_path, "k")
+    assert before == {"candidates": 5, "feedback": 4, "final": 1, "llm_calls": 5}
+    second = Judge()
+    rep = run(cfg, judge=second)
+    by_op = {r.op: r for r in rep.ops}
+    assert by_op["relu"].skipped
+    after = counts(tmp_path, "k")
+    assert after == {"candidates": 6, "feedback": 6, "final": 2, "llm_calls": 6}
+    # softmax: the recorded calls answered again from the store, judged verdicts reused
+    usage = Results.open(tmp_path).get_op("k", "softmax").usage
+    assert usage["llm_calls_resumed"] == 2 and usage["evaluations"] == 3
+    assert [c[0] for c in second.calls] == ["softmax"] * len(second.calls)
+    judged_before = {c[1] for c in first.calls[:5] if c[0] == "softmax"}
+    assert not judged_before & {c[1] for c in second.calls if c[2] == "feedback"}
+    # the rerun of a finished run does nothing at all
+    third = Judge()
+    run(cfg, judge=third)
+    assert third.calls == [] and counts(tmp_path, "k") == after
+
+
+def test_offline_runs_are_reproducible_from_the_seed(tmp_path):
+    def sources(d, seed):
+        run(RunConfig(method="evoengineer-full", ops=["relu"], budget=Budget(evaluations=4), seed=seed,
+                      results=d, run_id="s", progress=False), judge=Judge())
+        return [c.source for c in Results.open(d).list_candidates("s", "relu")]
+
+    a, b = sources(tmp_path / "a", 3), sources(tmp_path / "b", 3)
+    assert a == b and len(a) == 4
+
+
+def test_ops_run_in_parallel_with_jobs(tmp_path):
+    rep = run(RunConfig(method="best-of-n", ops=["relu", "softmax", "sum_dim"], budget=Budget(evaluations=2),
+                        results=tmp_path, run_id="j", jobs=2, progress=False), judge=Judge())
+    assert sorted(r.op for r in rep.ops) == ["relu", "softmax", "sum_dim"]
+    assert all(r.total == 2 and r.status == "finished" for r in rep.ops)
+    assert counts(tmp_path, "j")["candidates"] == 6
+    assert "valid/total" in rep.table() and "2/2" in rep.table()
+
+
+def test_cli_unknown_method_says_did_you_mean(tmp_path):
+    from harness.cli import main
+
+    out = CliRunner().invoke(main, ["run", "--method", "evoenginer", "--ops", "relu", "--device", "cpu",
+                                    "--results", str(tmp_path)])
+    assert out.exit_code == 2 and "Did you mean 'evoengineer'" in out.output
+
+
+def test_cli_refuses_suite_and_ops_together(tmp_path):
+    from harness.cli import main
+
+    out = CliRunner().invoke(main, ["run", "--method", "one-shot", "--suite", "smoke", "--ops", "relu",
+                                    "--device", "cpu", "--results", str(tmp_path)])
+    assert out.exit_code == 2 and "either --suite or --ops" in out.output
+
+
+def test_cli_rejects_unknown_eval_option(tmp_path):
+    from harness.cli import main
+
+    out = CliRunner().invoke(main, ["run", "--method", "one-shot", "--ops", "relu", "--device", "cpu",
+                                    "--eval-option", "speed=fast", "--results", str(tmp_path)])
+    assert out.exit_code == 2 and "unknown evaluator setting" in out.output
+    assert json.dumps  # keep the import used
