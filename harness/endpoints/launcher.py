@@ -34,8 +34,16 @@ from harness.methods.base import Budget, EvaluateFn, Proposal, TaskContext
 from sandbox.isolation.base import Launcher, Limits, Mount, WorkerSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "TZ", "CUDA_VISIBLE_DEVICES", "CUDA_HOME",
-             "TORCH_CUDA_ARCH_LIST", "LD_LIBRARY_PATH")
+ENV_ALLOW = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_HOME",
+    "TORCH_CUDA_ARCH_LIST",
+    "LD_LIBRARY_PATH",
+)
 
 
 class MethodProgramError(RuntimeError):
@@ -53,12 +61,19 @@ class ProgramSettings:
     launcher: Launcher | None = None  # override (tests: a DockerLauncher on the host-env image)
 
 
-def program_env(scratch: str, endpoints: dict[str, str], extra: dict[str, str] | None = None) -> dict[str, str]:
+def program_env(
+    scratch: str, endpoints: dict[str, str], extra: dict[str, str] | None = None
+) -> dict[str, str]:
     """The program's whole environment: an allowlist of the harness's, plus the endpoints."""
     env = {k: os.environ[k] for k in ENV_ALLOW if k in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.update(HOME=scratch, TMPDIR=scratch, PYTHONDONTWRITEBYTECODE="1",
-               PYTHONPATH=str(REPO_ROOT), PYTHONUNBUFFERED="1")
+    env.update(
+        HOME=scratch,
+        TMPDIR=scratch,
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONPATH=str(REPO_ROOT),
+        PYTHONUNBUFFERED="1",
+    )
     env.update(extra or {})
     env.update(endpoints)
     return env
@@ -76,7 +91,7 @@ def _start_gateway(llm: ChatModel, socket_path: str, token: str):
     """Serve ``llm`` on ``socket_path`` with bearer ``token`` (helper D's gateway)."""
     from harness.llm.gateway import Gateway
 
-    return Gateway(llm, socket_path=socket_path, token=token).start()
+    return Gateway(llm, unix_socket=socket_path, token=token).start()
 
 
 class MethodProgram:
@@ -102,7 +117,9 @@ class MethodProgram:
             target = str(Path(target).resolve())
         return [sys.executable, "-m", "harness.endpoints.method_main", "--method", target]
 
-    def start(self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn, budget: Budget) -> MethodProgram:
+    def start(
+        self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn, budget: Budget
+    ) -> MethodProgram:
         os.makedirs(self.scratch)
         os.makedirs(self.sockets)
         os.chmod(self.dir, 0o755)
@@ -110,28 +127,46 @@ class MethodProgram:
         eval_sock = os.path.join(self.sockets, "eval.sock")
         llm_sock = os.path.join(self.sockets, "llm.sock")
         eval_token, llm_token = secrets.token_urlsafe(32), "kh-gw-" + secrets.token_urlsafe(32)
-        self.eval_endpoint = EvalEndpoint(eval_sock, task, evaluate, budget, token=eval_token,
-                                          on_proposal=self.proposals.put).start()
+        self.eval_endpoint = EvalEndpoint(
+            eval_sock, task, evaluate, budget, token=eval_token, on_proposal=self.proposals.put
+        ).start()
         os.chmod(eval_sock, 0o666)
         self.gateway = _start_gateway(llm, llm_sock, llm_token)
         os.chmod(llm_sock, 0o666)
-        env = program_env(self.scratch, {
-            "HARNESS_OP": task.op,
-            "HARNESS_EVAL_SOCKET": eval_sock, "HARNESS_EVAL_URL": "http://localhost",
-            "HARNESS_EVAL_TOKEN": eval_token,
-            "HARNESS_LLM_SOCKET": llm_sock, "OPENAI_BASE_URL": "http://localhost/v1",
-            "OPENAI_API_KEY": llm_token, "HARNESS_LLM_MODEL": getattr(llm, "name", "default"),
-        }, self.settings.extra_env)
+        env = program_env(
+            self.scratch,
+            {
+                "HARNESS_OP": task.op,
+                "HARNESS_EVAL_SOCKET": eval_sock,
+                "HARNESS_EVAL_URL": "http://localhost",
+                "HARNESS_EVAL_TOKEN": eval_token,
+                "HARNESS_LLM_SOCKET": llm_sock,
+                "OPENAI_BASE_URL": "http://localhost/v1",
+                "OPENAI_API_KEY": llm_token,
+                "HARNESS_LLM_MODEL": getattr(llm, "name", "default"),
+            },
+            self.settings.extra_env,
+        )
         mounts = [Mount(self.sockets, self.sockets, writable=False), *self.settings.mounts]
         argv = self._argv()
         if not self.settings.argv and len(argv) > 4 and os.path.isdir(argv[-1]):
             mounts.append(Mount(argv[-1], argv[-1], writable=False))
         wall = (budget.wall_s * 1.5 + 120) if budget.wall_s else 24 * 3600.0
-        limits = self.settings.limits or Limits(wall_seconds=wall, max_processes=512,
-                                                rss_bytes=16 * 1024**3)
-        spec = WorkerSpec(argv=argv, env=env, cwd=self.scratch, scratch=self.scratch, mounts=mounts,
-                          hide=list(self.settings.hide), limits=limits, network=False,
-                          gpu=False, log_path=self.log_path)  # kernels run in the evaluator, not here
+        limits = self.settings.limits or Limits(
+            wall_seconds=wall, max_processes=512, rss_bytes=16 * 1024**3
+        )
+        spec = WorkerSpec(
+            argv=argv,
+            env=env,
+            cwd=self.scratch,
+            scratch=self.scratch,
+            mounts=mounts,
+            hide=list(self.settings.hide),
+            limits=limits,
+            network=False,
+            gpu=False,
+            log_path=self.log_path,
+        )  # kernels run in the evaluator, not here
         self.handle = _get_launcher(self.settings).start(spec)
         return self
 
@@ -166,8 +201,9 @@ class IsolatedMethod:
         self.variant = f"isolated ({self.settings.sandbox})"
         self.last_log = ""
 
-    def optimize(self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn,
-                 budget: Budget) -> Iterator[Proposal]:
+    def optimize(
+        self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn, budget: Budget
+    ) -> Iterator[Proposal]:
         prog = MethodProgram(self.inner, self.settings).start(task, llm, evaluate, budget)
         try:
             while True:
@@ -183,7 +219,8 @@ class IsolatedMethod:
             if rc != 0:
                 raise MethodProgramError(
                     f"method program {self.inner!r} exited with status {rc} on op {task.op}; "
-                    f"its log ends:\n{self.last_log}")
+                    f"its log ends:\n{self.last_log}"
+                )
         finally:
             self.last_log = self.last_log or prog.log_tail()
             prog.stop()

@@ -80,3 +80,16 @@ def ensure_hostenv_image(client, name: str = HOSTENV_IMAGE) -> str:
 def hostenv_spec(client) -> ImageSpec:
     ensure_hostenv_image(client)
     return ImageSpec(image=HOSTENV_IMAGE, python=None, host_mounts=host_mounts())
+
+
+def hostenv_env(client) -> dict[str, str]:
+    """Environment variables that make ``DockerLauncher()`` (``--sandbox docker``) use this image."""
+    spec = hostenv_spec(client)
+    return {"HARNESS_DOCKER_IMAGE": spec.image, "HARNESS_DOCKER_HOST_MOUNTS": ":".join(spec.host_mounts)}
+
+
+if __name__ == "__main__":  # python -m sandbox.isolation.hostenv  -> export lines for a shell
+    from sandbox.isolation.engine import connect
+
+    for k, v in hostenv_env(connect()).items():
+        print(f"export {k}={v}")
