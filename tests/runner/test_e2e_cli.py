@@ -1,0 +1,96 @@
+"""End to end, through the CLI with the real sandboxed evaluator on the CPU and the offline
+model: `harness run` completes for each of F1's methods with results in SQLite, and a run
+killed with SIGKILL halfway resumes under the same run id without repeating a finished op.
+
+Slow (C++ compiles: the offline model keeps each op's C++ source identical, so the
+evaluator's build cache compiles each op once). Timing is shortened with --eval-option:
+CPU numbers are pipeline checks, never leaderboard numbers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+FAST_EVAL = ["--eval-option", "max_timing_s=0.5", "--eval-option", "correctness_trials=2"]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    return tmp_path_factory.mktemp("e2e-results")
+
+
+def harness_run(results: Path, *args: str, **kw) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "harness", "run", "--llm", "offline", "--device", "cpu",
+           "--results", str(results), "--quiet", *FAST_EVAL, *args]
+    return subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, **kw)
+
+
+def query(results: Path, sql: str, *params):
+    con = sqlite3.connect(results / "harness.sqlite", timeout=60)
+    try:
+        return con.execute(sql, params).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("method", ["evoengineer-free", "evoengineer-insight", "one-shot", "best-of-n"])
+def test_each_method_completes_with_results_in_sqlite(results, method):
+    run_id = f"e2e-{method}"
+    p = harness_run(results, "--method", method, "--ops", "relu", "--budget", "3", "--run-id", run_id)
+    out, _ = p.communicate(timeout=1500)
+    assert p.returncode == 0, out
+    assert "relu" in out and "valid/total" in out
+    expected = 1 if method == "one-shot" else 3
+    assert query(results, "SELECT COUNT(*) FROM candidates WHERE run_id=?", run_id)[0][0] == expected
+    assert query(results, "SELECT COUNT(*) FROM verdicts WHERE run_id=? AND mode='feedback'", run_id)[0][0] == expected
+    assert query(results, "SELECT status FROM runs WHERE run_id=?", run_id)[0][0] == "finished"
+    assert query(results, "SELECT status FROM run_ops WHERE run_id=?", run_id)[0][0] == "finished"
+    assert query(results, "SELECT COUNT(*) FROM llm_calls WHERE run_id=? AND offline=1", run_id)[0][0] >= expected
+
+
+def test_evoengineer_smoke_killed_halfway_resumes_without_repeating_a_finished_op(results):
+    run_id = "e2e-kill"
+    args = ["--method", "evoengineer", "--suite", "smoke", "--budget", "3", "--run-id", run_id]
+    p = harness_run(results, *args)
+    deadline = time.time() + 1500
+    finished: list[str] = []
+    while time.time() < deadline and p.poll() is None:
+        time.sleep(2)
+        try:
+            finished = [r[0] for r in query(results, "SELECT op FROM run_ops WHERE run_id=? AND status='finished'", run_id)]
+        except sqlite3.OperationalError:
+            continue
+        if finished:
+            break
+    assert finished and p.poll() is None, "the run ended before it could be killed halfway"
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    before = {op: query(results, "SELECT verdict_id FROM verdicts WHERE run_id=? AND op=? ORDER BY verdict_id",
+                        run_id, op) for op in finished}
+    p2 = harness_run(results, *args)
+    out, _ = p2.communicate(timeout=2400)
+    assert p2.returncode in (0, 1), out  # 1 = some op failed (then the table says why)
+    ops = dict(query(results, "SELECT op, status FROM run_ops WHERE run_id=?", run_id))
+    assert set(ops) == {"relu", "softmax", "sum_dim", "matmul_square", "layer_norm"}
+    assert set(ops.values()) == {"finished"}, out
+    for op in ops:  # three trials per op, each judged once in feedback mode
+        assert query(results, "SELECT COUNT(*) FROM candidates WHERE run_id=? AND op=?", run_id, op)[0][0] == 3
+        assert query(results, "SELECT COUNT(*) FROM verdicts WHERE run_id=? AND op=? AND mode='feedback'",
+                     run_id, op)[0][0] == 3
+        assert query(results, "SELECT COUNT(*) FROM verdicts WHERE run_id=? AND op=? AND mode='final'",
+                     run_id, op)[0][0] <= 1
+    for op, ids in before.items():  # a finished op was not touched again
+        assert query(results, "SELECT verdict_id FROM verdicts WHERE run_id=? AND op=? ORDER BY verdict_id",
+                     run_id, op) == ids
+    assert "(earlier)" in out
