@@ -157,7 +157,7 @@ def _op_infos(runs: list[RunData]) -> tuple[OpInfo, ...]:
 
 def _provenance(runs: list[RunData], dirs: list[str]) -> Provenance:
     created = sorted(r.run.created_at for r in runs)
-    env = fingerprint.environment()
+    env = fingerprint.environment(probe_torch=False)
     return Provenance(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         git_describe=fingerprint.git_describe(),

@@ -112,7 +112,7 @@ def verify(
     from sandbox.evaluate import CandidateError, EvalConfig
     from sandbox.verdict import Mode
 
-    here = fingerprint.hardware_label(fingerprint.environment())
+    here = fingerprint.hardware_label(fingerprint.environment(probe_torch=False))
     rows: list[VerifyRow] = []
     errors: list[str] = []
     recorded_hw: set[str] = set()

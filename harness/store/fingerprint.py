@@ -55,12 +55,12 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
     return out
 
 
-def _nvidia_driver() -> str | None:
+def _nvidia_smi(field: str) -> str | None:
     if shutil.which("nvidia-smi") is None:
         return None
     try:
         out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            ["nvidia-smi", f"--query-gpu={field}", "--format=csv,noheader"],
             capture_output=True,
             text=True,
             timeout=15,
@@ -71,8 +71,11 @@ def _nvidia_driver() -> str | None:
     return lines[0].strip() if out.returncode == 0 and lines else None
 
 
-def environment(device: str = "cpu") -> dict[str, Any]:
-    """GPU, driver, CUDA, torch, Triton, platform, image digest (what fits this machine)."""
+def environment(device: str = "cpu", *, probe_torch: bool = True) -> dict[str, Any]:
+    """GPU, driver, CUDA, torch, Triton, platform, image digest (what fits this machine).
+
+    ``probe_torch=False`` skips importing torch (slow): the GPU name then comes from
+    nvidia-smi and the torch version from package metadata."""
     env: dict[str, Any] = {
         "platform": platform.platform(),
         "machine": platform.machine(),
@@ -83,6 +86,8 @@ def environment(device: str = "cpu") -> dict[str, Any]:
         "packages": package_versions(),
     }
     try:
+        if not probe_torch:
+            raise ImportError("torch probing skipped")
         import torch
 
         env["torch"] = torch.__version__
@@ -92,10 +97,13 @@ def environment(device: str = "cpu") -> dict[str, Any]:
             env["gpu"] = env["gpus"][0]
             cap = torch.cuda.get_device_capability(0)
             env["compute_capability"] = f"{cap[0]}.{cap[1]}"
-    except Exception:  # noqa: BLE001 -- a broken torch must not stop recording a run
+    except Exception:  # noqa: BLE001 -- a broken or skipped torch must not stop recording
         pass
     env["triton"] = env["packages"].get("triton")
-    driver = _nvidia_driver()
+    env.setdefault("torch", env["packages"].get("torch"))
+    if "gpu" not in env and (name := _nvidia_smi("name")):
+        env["gpu"] = name
+    driver = _nvidia_smi("driver_version")
     if driver:
         env["driver"] = driver
     digest = os.environ.get("HARNESS_IMAGE_DIGEST")

@@ -166,3 +166,13 @@ def test_identical_methods_have_no_test_and_pairwise_applies_holm():
     # n=2, all negative: exact two-sided p = 2 * 1/4 = 0.5; Holm over 2 tests -> 1.0
     assert res[1].p_value == pytest.approx(0.5) and res[1].p_holm == pytest.approx(1.0)
     assert res[1].rank_biserial == pytest.approx(-1.0) and not res[1].significant
+
+
+def test_mean_ci_of_speedups_over_seeds_is_geometric_and_positive():
+    # logs of 1 and 4: mean log 2 ... point = sqrt(1 * 4) = 2; interval exp(m -+ h) stays > 0
+    e = mean_ci([1.0, 4.0], log=True)
+    h = 12.7062047 * (math.log(4) / math.sqrt(2)) / math.sqrt(2)
+    assert e.value == pytest.approx(2.0)
+    assert e.ci_low == pytest.approx(math.exp(math.log(2) - h), rel=1e-5) and e.ci_low > 0
+    rates = mean_ci([0.1, 0.9], bounds=(0.0, 1.0))
+    assert rates.ci_low == 0.0 and rates.ci_high == 1.0

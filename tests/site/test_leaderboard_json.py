@@ -1,0 +1,150 @@
+"""leaderboard.json: typed, versioned, round-trips, and agrees with harness.stats."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from harness import stats as st
+from harness.leaderboard.build import build_leaderboard
+from harness.leaderboard.collect import collect
+from harness.leaderboard.model import (
+    HOST_TIMER_LABEL,
+    OFFLINE_LABEL,
+    SCHEMA_VERSION,
+    Leaderboard,
+    LeaderboardError,
+)
+
+
+@pytest.fixture(scope="module")
+def runs(filled_results):
+    return collect([filled_results])
+
+
+@pytest.fixture(scope="module")
+def lb(runs, filled_results):
+    return build_leaderboard(runs, [str(filled_results)])
+
+
+def test_leaderboard_json_round_trips_to_the_same_typed_tree(lb):
+    text = lb.to_json()
+    again = Leaderboard.from_json(text)
+    assert again.to_dict() == lb.to_dict()
+    assert again.entries[0].summaries["eager"].geomean == lb.entries[0].summaries["eager"].geomean
+
+
+def test_leaderboard_json_is_strict_json_with_schema_version_and_provenance(built_site):
+    data = json.loads((built_site / "leaderboard.json").read_text(), parse_constant=_no_nan)
+    assert data["schema_version"] == SCHEMA_VERSION
+    prov = data["provenance"]
+    for key in (
+        "generated_at",
+        "git_describe",
+        "packages",
+        "platform",
+        "run_hardware",
+        "first_run",
+    ):
+        assert key in prov
+    assert "NVIDIA H200" in prov["run_hardware"]
+    assert set(data) >= {"entries", "ops", "pairwise", "tables", "primary_baseline"}
+
+
+def _no_nan(name):
+    raise AssertionError(f"leaderboard.json holds {name}")
+
+
+def test_newer_schema_version_is_refused_with_the_fix(lb):
+    d = lb.to_dict()
+    d["schema_version"] = SCHEMA_VERSION + 1
+    with pytest.raises(LeaderboardError, match="rebuild it with `harness leaderboard build`"):
+        Leaderboard.from_dict(d)
+    with pytest.raises(LeaderboardError, match="no schema_version"):
+        Leaderboard.from_dict({"entries": []})
+
+
+def test_unknown_keys_from_newer_minor_versions_are_ignored(lb):
+    d = lb.to_dict()
+    d["something_new"] = 1
+    d["entries"][0]["also_new"] = {"x": 1}
+    assert Leaderboard.from_dict(d).entries[0].entry_id == lb.entries[0].entry_id
+
+
+def test_ranking_table_declares_which_direction_is_better(lb):
+    t = lb.table("overview")
+    cols = {c.key: c for c in t.columns}
+    assert cols["rank"].lower_is_better is True
+    for k in ("geomean", "median", "fast_1", "fast_2", "correct_rate", "compiled_rate"):
+        assert cols[k].lower_is_better is False
+    assert [r["rank"] for r in t.rows] == list(range(1, len(lb.entries) + 1))
+    geo = [r["geomean"]["value"] for r in t.rows]
+    assert geo == sorted(geo, reverse=True)
+
+
+def test_runs_group_into_entries_with_seeds(lb):
+    ids = {e.entry_id: e for e in lb.entries}
+    evo = next(e for e in lb.entries if e.method == "evoengineer")
+    assert [r.seed for r in evo.runs] == [0, 1]
+    assert evo.summaries["eager"].ci_kind == "t over 2 seeds"
+    assert len(ids) == 3
+
+
+def test_offline_and_cpu_entries_are_labelled(lb):
+    bon = next(e for e in lb.entries if e.method == "best-of-n")
+    assert bon.offline and bon.host_timers
+    assert bon.badges == [OFFLINE_LABEL, HOST_TIMER_LABEL]
+    evo = next(e for e in lb.entries if e.method == "evoengineer")
+    assert not evo.offline and not evo.host_timers and evo.badges == []
+
+
+def test_single_run_entry_numbers_equal_harness_stats(lb, runs):
+    fs_run = next(r for r in runs if r.run.method == "funsearch")
+    expect = st.summarize_run(fs_run.outcomes, "eager")
+    got = next(e for e in lb.entries if e.method == "funsearch").summaries["eager"]
+    assert got.ci_kind == "bootstrap over ops"
+    assert got.geomean.value == pytest.approx(expect.geomean.value)
+    assert (got.geomean.ci_low, got.geomean.ci_high) == (
+        expect.geomean.ci_low,
+        expect.geomean.ci_high,
+    )
+    assert (
+        got.fast_1.value == expect.fast_1.value
+        and got.correct_rate.value == expect.correct_rate.value
+    )
+
+
+def test_multi_seed_entry_is_geometric_mean_of_seed_geomeans(lb, runs):
+    evo_runs = [r for r in runs if r.run.method == "evoengineer"]
+    per = [st.summarize_run(r.outcomes).geomean.value for r in evo_runs]
+    got = next(e for e in lb.entries if e.method == "evoengineer").summaries["eager"].geomean
+    assert got.value == pytest.approx(math.sqrt(per[0] * per[1]))
+    assert 0 < got.ci_low <= got.value <= got.ci_high
+
+
+def test_ops_without_valid_kernel_count_as_one_and_failed_finals_are_not_valid(lb):
+    for e in lb.entries:
+        softmax = next(o for o in e.ops if o.op == "softmax")  # no valid trial in the fixture
+        assert softmax.best is None and softmax.speedup_eager == 1.0
+    bon = next(e for e in lb.entries if e.method == "best-of-n")
+    sum_dim = next(o for o in bon.ops if o.op == "sum_dim")  # best kernel fails its final run
+    assert sum_dim.best is not None and sum_dim.best.final_status == "incorrect"
+    assert sum_dim.speedup_eager == 1.0
+
+
+def test_pairwise_covers_every_pair_once_with_holm(lb):
+    n = len(lb.entries)
+    assert len(lb.pairwise) == n * (n - 1) // 2
+    for p in lb.pairwise:
+        if p.p_value is not None:
+            assert p.p_holm >= p.p_value
+
+
+def test_best_kernel_carries_source_baselines_and_speed_of_light(lb):
+    evo = next(e for e in lb.entries if e.method == "evoengineer")
+    k = next(o.best for o in evo.ops if o.best and o.best.final_status == "valid")
+    assert "class ModelNew" in k.source and len(k.source_sha256) == 64
+    assert set(k.baselines_us) == {"eager", "compile"} and k.runtime_us > 0
+    assert "pct_memory" in k.speed_of_light and k.hardware == "NVIDIA H200"
