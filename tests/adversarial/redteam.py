@@ -1,0 +1,157 @@
+"""Shared table and helpers of the red-team suite (tests/adversarial).
+
+One ``Case`` per adversarial or honest candidate: the file under candidates/, the task under
+tasks/, the statuses and rule ids the evaluator may answer with (the first is the one that
+names the defence best), the evaluation mode, and placeholders the test substitutes into the
+source (ports, paths). test_redteam_cpu.py and test_redteam_gpu.py parametrize over these.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandbox import rules
+from sandbox.evaluate import EvalConfig
+from sandbox.verdict import Mode, Status
+
+HERE = Path(__file__).resolve().parent
+CANDIDATES = HERE / "candidates"
+TASKS = HERE / "tasks"
+REPO = HERE.parent.parent
+
+INCORRECT, REJECTED, VALID, TIMEOUT = Status.INCORRECT, Status.REJECTED, Status.VALID, Status.TIMEOUT
+
+
+@dataclass(frozen=True)
+class Case:
+    candidate: str  # file stem under candidates/
+    task: str  # file stem under tasks/
+    statuses: tuple[Status, ...]
+    rules: tuple[str | None, ...] = ()  # accepted rule ids; () = any (only for VALID)
+    mode: Mode = Mode.FEEDBACK
+    cheat: str = ""  # cheat number in EVAL_RULES.md ("" for honest candidates)
+    timeout_s: float = 900.0
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.candidate
+
+    def source(self, **subst: str) -> str:
+        text = (CANDIDATES / f"{self.candidate}.py").read_text()
+        for k, v in subst.items():
+            text = text.replace(f"__{k}__", v)
+        return text
+
+    def task_path(self) -> Path:
+        return TASKS / f"{self.task}.py"
+
+
+def config(case: Case, device: str = "cpu", **kw) -> EvalConfig:
+    """Fast but complete settings: every correctness/extra-shape check runs; timing is capped."""
+    base = dict(
+        device=device,
+        mode=case.mode,
+        profile="small" if device == "cpu" else "default",
+        timeout_s=case.timeout_s,
+        max_timing_s=1.0 if device == "cpu" else 3.0,
+        feedback_timing_s=0.5 if device == "cpu" else 1.0,
+        target_ci=0.05 if device == "cpu" else 0.01,
+        baselines=("eager",) if device == "cpu" else ("eager", "compile"),
+        candidate_name=f"{case.candidate}.py",
+    )
+    base.update(kw)
+    return EvalConfig(**base)
+
+
+def describe(v) -> str:
+    return f"status={v.status.value} rule={v.rule} message={v.message!r}\nlogs={v.logs[-1500:]!r}"
+
+
+def warm_build_cache(candidate: str, cache_root: str | None = None) -> None:
+    """Build a candidate's extension into the evaluator's build cache in a child process, so
+    later evaluations (and their wall timeouts) do not include the compile."""
+    code = (
+        "import sys; from sandbox import buildcache; "
+        "root = sys.argv[2] or str(buildcache.default_root()); buildcache.install(root); "
+        "from harness.suite.task import exec_source; "
+        "exec_source(open(sys.argv[1]).read(), sys.argv[1])"
+    )
+    subprocess.run([sys.executable, "-c", code, str(CANDIDATES / f"{candidate}.py"), cache_root or ""],
+                   cwd=REPO, check=True, timeout=900, capture_output=True)
+
+
+R = rules
+CPU_CHEATS: list[Case] = [
+    Case("cheat_01_stale_memory", "relu", (INCORRECT,), (R.NONFINITE, R.TOLERANCE, R.TRIVIAL_OUTPUT), cheat="1"),
+    Case("cheat_02a_torch_op", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
+    Case("cheat_02b_subclass_model", "matmul", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
+    Case("cheat_02c_grader_model", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
+    Case("cheat_03_try_except_fallback", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="3"),
+    Case("cheat_05a_python_thread", "relu", (REJECTED,), (R.THREADS, R.WALL_CLOCK), cheat="5"),
+    Case("cheat_05b_native_thread", "relu", (REJECTED,), (R.THREADS, R.WALL_CLOCK), cheat="5"),
+    Case("cheat_05c_hidden_thread", "relu", (REJECTED,), (R.THREADS, R.WALL_CLOCK), cheat="5"),
+    Case("cheat_06_lazy_output", "relu", (REJECTED, INCORRECT), (R.OUTPUT_TYPE,), cheat="6"),
+    Case("cheat_07a_perf_counter", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="7"),
+    Case("cheat_07b_timer_setattr", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="7"),
+    Case("cheat_08a_forge_channel", "relu", (REJECTED,), (R.RESULT_CHANNEL,), cheat="8"),
+    Case("cheat_08b_forge_channel_hidden", "relu", (REJECTED,), (R.RESULT_CHANNEL, R.INTROSPECTION), cheat="8"),
+    Case("cheat_08c_tamper_replies", "relu", (REJECTED,), (R.RESULT_CHANNEL, R.TIMER_PATCHED, R.WALL_CLOCK),
+         cheat="8"),
+    Case("cheat_09a_inplace_inputs", "relu", (INCORRECT,), (R.INPUTS_MODIFIED,), cheat="9"),
+    Case("cheat_09b_zero_inputs", "relu", (INCORRECT,), (R.INPUTS_MODIFIED,), cheat="9"),
+    Case("cheat_10_cache_by_ptr", "relu", (INCORRECT,), (R.TIMED_OUTPUT, R.TOLERANCE), cheat="10"),
+    Case("cheat_11_batching", "relu", (INCORRECT,), (R.TIMED_OUTPUT, R.NONFINITE, R.TOLERANCE), cheat="11"),
+    Case("cheat_12a_call_count", "relu", (INCORRECT,), (R.TIMED_OUTPUT,), cheat="12"),
+    Case("cheat_12b_profiler_detect", "relu", (REJECTED,), (R.TORCH_FALLBACK, R.INTROSPECTION), cheat="12"),
+    Case("cheat_12c_stack_inspect", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="12"),
+    Case("cheat_13a_gc_expected", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),
+    Case("cheat_13b_gc_obfuscated", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),
+    Case("cheat_13c_frames_obfuscated", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),
+    Case("cheat_14_hardcoded_shape", "relu", (INCORRECT,), (R.HIDDEN_SHAPE,), mode=Mode.FINAL, cheat="14"),
+    Case("cheat_15_bf16_matmul", "matmul", (INCORRECT,), (R.TOLERANCE,), cheat="15"),
+    Case("cheat_16_partial_rows", "relu", (INCORRECT,), (R.NONFINITE, R.TOLERANCE), cheat="16"),
+    Case("cheat_17_zeros_tiny", "tiny_output", (INCORRECT,), (R.TRIVIAL_OUTPUT,), cheat="17"),
+    Case("cheat_18a_dithered_sum", "sum_dim", (INCORRECT,), (R.NONDETERMINISTIC,), cheat="18"),
+    Case("cheat_18b_uninit_accumulator", "sum_dim", (INCORRECT,),
+         (R.NONFINITE, R.TOLERANCE, R.NONDETERMINISTIC), cheat="18"),
+    Case("cheat_19b_outside", "relu", (REJECTED,), (R.NETWORK,), cheat="19"),
+    Case("cheat_20a_fork_bomb", "relu", (REJECTED, TIMEOUT), (R.SUBPROCESS, R.RESOURCES, R.TIMEOUT), cheat="20"),
+    Case("cheat_20b_native_fork_bomb", "relu", (REJECTED, TIMEOUT), (R.RESOURCES, R.SUBPROCESS, R.TIMEOUT),
+         cheat="20", timeout_s=120),
+    Case("cheat_20c_memory_bomb", "relu", (REJECTED,), (R.RESOURCES,), cheat="20", timeout_s=300),
+    Case("cheat_20d_infinite_loop", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="20", timeout_s=60),
+]
+"""Cheats that need only the table (special ones with fixtures live in the test module)."""
+
+CPU_HONEST: list[Case] = [
+    Case("honest_cpu_relu", "relu", (VALID,), mode=Mode.FINAL),
+    Case("honest_cpu_sum", "sum_dim", (VALID,), mode=Mode.FINAL),
+    Case("honest_cpu_matmul", "matmul", (VALID,), mode=Mode.FINAL),
+    Case("honest_cpu_softmax", "softmax", (VALID,), mode=Mode.FINAL),
+    Case("honest_cpu_conv2d", "conv2d", (VALID,), mode=Mode.FINAL),
+    Case("honest_cpu_gemm_bias_relu", "gemm_bias_relu", (VALID,), mode=Mode.FINAL),
+]
+
+GPU_CASES: list[Case] = [
+    Case("gpu_cheat_01_stale_memory", "relu", (INCORRECT,), (R.NONFINITE, R.TOLERANCE), cheat="1"),
+    Case("gpu_cheat_02_torch_matmul", "matmul", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
+    Case("gpu_cheat_04_side_stream", "relu", (REJECTED,), (R.SIDE_STREAM, R.WALL_CLOCK), cheat="4"),
+    Case("gpu_cheat_05_thread_launch", "relu", (REJECTED,), (R.THREADS, R.WALL_CLOCK), cheat="5"),
+    Case("gpu_cheat_07_event_patch", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="7"),
+    Case("honest_cuda_relu", "relu", (VALID,), mode=Mode.FINAL),
+    Case("honest_cuda_sum", "sum_dim", (VALID,), mode=Mode.FINAL),
+    Case("honest_cuda_matmul", "matmul", (VALID,), mode=Mode.FINAL),
+    Case("honest_cuda_conv2d", "conv2d", (VALID,), mode=Mode.FINAL),
+    Case("honest_cuda_gemm_bias_relu", "gemm_bias_relu", (VALID,), mode=Mode.FINAL),
+    Case("honest_triton_relu", "relu", (VALID,), mode=Mode.FINAL),
+    Case("honest_triton_softmax", "softmax", (VALID,), mode=Mode.FINAL),
+]
+
+SHARED_RELU_LIB_USERS = sorted(
+    p.stem for p in CANDIDATES.glob("cheat_*.py") if "redteam_relu_lib" in p.read_text()
+)
