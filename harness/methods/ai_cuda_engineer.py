@@ -48,8 +48,13 @@ class StagePlan:
     total: int
 
 
-def plan_budget(evaluations: int, *, per_generation: int = 4, translate_attempts: int = 10,
-                convert_attempts: int = 2) -> StagePlan:
+def plan_budget(
+    evaluations: int,
+    *,
+    per_generation: int = 4,
+    translate_attempts: int = 10,
+    convert_attempts: int = 2,
+) -> StagePlan:
     """Scale the authors' split (10 generations x 4 LLMs + 5 RAG = 45) to ``evaluations``.
 
     convert gets up to ``convert_attempts`` at >= 20 evaluations, 1 at >= 4, none below
@@ -62,8 +67,13 @@ def plan_budget(evaluations: int, *, per_generation: int = 4, translate_attempts
     rag = round(evaluations * 5 / 45)
     rest = max(0, evaluations - convert - rag)
     translate = min(translate_attempts, max(1, rest)) if evaluations - convert > 0 else 0
-    return StagePlan(convert=convert, translate=translate, rag=rag, per_generation=max(1, per_generation),
-                     total=evaluations)
+    return StagePlan(
+        convert=convert,
+        translate=translate,
+        rag=rag,
+        per_generation=max(1, per_generation),
+        total=evaluations,
+    )
 
 
 @dataclass
@@ -91,10 +101,19 @@ class AICudaEngineer:
     paper = "Lange et al. 2025, The AI CUDA Engineer (Sakana AI)"
     default_budget = 45
 
-    def __init__(self, models: list[str] | str | None = None, per_generation: int = 4,
-                 translate_attempts: int = 10, convert_attempts: int = 2, top_k: int = 5,
-                 archive_k: int = 5, archive_from: str | list[str] | None = None,
-                 archive: InnovationArchive | None = None, summary_chars: int = 600):
+    def __init__(
+        self,
+        models: list[str] | str | None = None,
+        per_generation: int = 4,
+        translate_attempts: int = 10,
+        convert_attempts: int = 2,
+        top_k: int = 5,
+        archive_k: int = 5,
+        archive_from: str | list[str] | None = None,
+        archive: InnovationArchive | None = None,
+        summary_chars: int = 600,
+        example_chars: int = 8000,
+    ):
         self.models = [m for m in models.split(",")] if isinstance(models, str) else models
         self.per_generation = per_generation
         self.translate_attempts = translate_attempts
@@ -102,18 +121,28 @@ class AICudaEngineer:
         self.top_k = top_k
         self.archive_k = archive_k
         self.summary_chars = summary_chars
+        self.example_chars = (
+            example_chars  # a retrieved kernel longer than this is cut (prompt size)
+        )
         self.archive = archive if archive is not None else InnovationArchive()
         for src in [archive_from] if isinstance(archive_from, str) else (archive_from or []):
             for entry in load_from_store(src):
                 self.archive.add(entry)
 
     # -- the search ------------------------------------------------------------------
-    def optimize(self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn,
-                 budget: Budget) -> Iterator[Proposal]:
+    def optimize(
+        self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn, budget: Budget
+    ) -> Iterator[Proposal]:
         models = self._models(llm)
-        st = _OpState(task, plan_budget(budget.evaluations, per_generation=self.per_generation or len(models),
-                                        translate_attempts=self.translate_attempts,
-                                        convert_attempts=self.convert_attempts))
+        st = _OpState(
+            task,
+            plan_budget(
+                budget.evaluations,
+                per_generation=self.per_generation or len(models),
+                translate_attempts=self.translate_attempts,
+                convert_attempts=self.convert_attempts,
+            ),
+        )
         st.functional = task.reference_source
         try:
             yield from self._convert(st, llm, evaluate, models[0])
@@ -141,8 +170,12 @@ class AICudaEngineer:
     def _convert(self, st: _OpState, llm, evaluate, model) -> Iterator[Proposal]:
         errors: list[str] = []
         for attempt in range(1, st.plan.convert + 1):
-            msgs = prompting.messages(st.task, "ai_cuda_engineer/convert.j2", attempt=attempt, errors=errors)
-            p = ask(llm, msgs, task=st.task, method=NAME, trial=st.used, operator="convert", model=model)
+            msgs = prompting.messages(
+                st.task, "ai_cuda_engineer/convert.j2", attempt=attempt, errors=errors
+            )
+            p = ask(
+                llm, msgs, task=st.task, method=NAME, trial=st.used, operator="convert", model=model
+            )
             p.allow_torch_ops = True
             sol = self._judge(st, p, evaluate)
             yield p
@@ -155,29 +188,70 @@ class AICudaEngineer:
         failures: list[dict[str, str]] = []
         attempts = min(st.plan.translate, st.left)
         for attempt in range(1, attempts + 1):
-            msgs = prompting.messages(st.task, "ai_cuda_engineer/translate.j2", functional=st.functional,
-                                      converted=st.converted, attempt=attempt, max_attempts=attempts,
-                                      failures=failures)
-            p = ask(llm, msgs, task=st.task, method=NAME, trial=st.used, operator="translate", model=model)
+            msgs = prompting.messages(
+                st.task,
+                "ai_cuda_engineer/translate.j2",
+                functional=st.functional,
+                converted=st.converted,
+                attempt=attempt,
+                max_attempts=attempts,
+                failures=failures,
+            )
+            p = ask(
+                llm,
+                msgs,
+                task=st.task,
+                method=NAME,
+                trial=st.used,
+                operator="translate",
+                model=model,
+            )
             sol = self._judge(st, p, evaluate)
             yield p
             if sol.valid:
                 return
             if attempt < attempts:  # the last failure's summary would feed nothing
-                failures.append({"name": sol.name, "status": sol.status or "failed",
-                                 "summary": self._summarize(st, llm, p, sol, model)})
+                failures.append(
+                    {
+                        "name": sol.name,
+                        "status": sol.status or "failed",
+                        "summary": self._summarize(st, llm, p, sol, model),
+                    }
+                )
 
     def _rag(self, st: _OpState, llm, evaluate, models) -> Iterator[Proposal]:
         hits = self.archive.similar(st.functional, k=self.archive_k, exclude_op=st.task.op)
         if not hits:
             return
-        examples = [{"op": e.op, "similarity": s, "speedup": e.speedup, "kernel": e.kernel} for e, s in hits]
+        examples = [
+            {
+                "op": e.op,
+                "similarity": s,
+                "speedup": e.speedup,
+                "kernel": _cut(e.kernel, self.example_chars),
+            }
+            for e, s in hits
+        ]
         for i in range(min(st.plan.rag, st.left)):
             top = st.top(1)
-            msgs = prompting.messages(st.task, "ai_cuda_engineer/rag.j2", functional=st.functional,
-                                      converted=st.converted, examples=examples, best=top[0] if top else None)
-            p = ask(llm, msgs, task=st.task, method=NAME, trial=st.used, operator="rag",
-                    model=models[i % len(models)], parents=top)
+            msgs = prompting.messages(
+                st.task,
+                "ai_cuda_engineer/rag.j2",
+                functional=st.functional,
+                converted=st.converted,
+                examples=examples,
+                best=top[0] if top else None,
+            )
+            p = ask(
+                llm,
+                msgs,
+                task=st.task,
+                method=NAME,
+                trial=st.used,
+                operator="rag",
+                model=models[i % len(models)],
+                parents=top,
+            )
             self._judge(st, p, evaluate)
             yield p
 
@@ -189,17 +263,39 @@ class AICudaEngineer:
             top = st.top(self.top_k)  # a generation's proposals all see the same top-k
             for j in range(min(per_gen, st.left)):
                 if len(top) >= 2 and j % 2 == 1:
-                    operator, parents = "crossover", rank_select(top, 2, rng, population_size=self.top_k)
+                    operator, parents = (
+                        "crossover",
+                        rank_select(top, 2, rng, population_size=self.top_k),
+                    )
                 elif top:
-                    operator, parents = "mutation", rank_select(top, 1, rng, population_size=self.top_k)
+                    operator, parents = (
+                        "mutation",
+                        rank_select(top, 1, rng, population_size=self.top_k),
+                    )
                 else:
                     operator, parents = "init", []
                 picks = [top.index(p) + 1 for p in parents]
-                msgs = prompting.messages(st.task, "ai_cuda_engineer/evolve.j2", functional=st.functional,
-                                          converted=st.converted, top=top, operator=operator, picks=picks,
-                                          generation=gen, generations=generations)
-                p = ask(llm, msgs, task=st.task, method=NAME, trial=st.used, operator=operator,
-                        model=models[j % len(models)], parents=parents)
+                msgs = prompting.messages(
+                    st.task,
+                    "ai_cuda_engineer/evolve.j2",
+                    functional=st.functional,
+                    converted=st.converted,
+                    top=top,
+                    operator=operator,
+                    picks=picks,
+                    generation=gen,
+                    generations=generations,
+                )
+                p = ask(
+                    llm,
+                    msgs,
+                    task=st.task,
+                    method=NAME,
+                    trial=st.used,
+                    operator=operator,
+                    model=models[j % len(models)],
+                    parents=parents,
+                )
                 self._judge(st, p, evaluate)
                 yield p
 
@@ -209,11 +305,19 @@ class AICudaEngineer:
         v = p.verdict
         if p.parse_error or not p.source:
             return f"the reply could not be used: {p.parse_error or 'no code'}; follow the reply format exactly"
-        msgs = prompting.messages(st.task, "ai_cuda_engineer/summarize.j2", code=p.source,
-                                  status=sol.status or "failed", message=(v.message if v else "")[:500],
-                                  logs=(v.logs if v else "")[-1500:].strip())
-        kw: dict[str, Any] = {"context": CallContext(method=NAME, op=st.task.op, trial=st.used - 1,
-                                                     purpose="summarize-error")}
+        msgs = prompting.messages(
+            st.task,
+            "ai_cuda_engineer/summarize.j2",
+            code=p.source,
+            status=sol.status or "failed",
+            message=(v.message if v else "")[:500],
+            logs=(v.logs if v else "")[-1500:].strip(),
+        )
+        kw: dict[str, Any] = {
+            "context": CallContext(
+                method=NAME, op=st.task.op, trial=st.used - 1, purpose="summarize-error"
+            )
+        }
         if model is not None:
             kw["model"] = model
         res = llm.chat(msgs, **kw)
@@ -224,8 +328,23 @@ class AICudaEngineer:
         if not top:
             return
         best = top[0]
-        self.archive.add(ArchiveEntry(op=st.task.op, functional_code=st.functional, kernel=best.code,
-                                      speedup=st.speedups.get(id(best)), runtime_us=best.runtime_us))
+        self.archive.add(
+            ArchiveEntry(
+                op=st.task.op,
+                functional_code=st.functional,
+                kernel=best.code,
+                speedup=st.speedups.get(id(best)),
+                runtime_us=best.runtime_us,
+            )
+        )
+
+
+def _cut(code: str, limit: int) -> str:
+    return (
+        code
+        if len(code) <= limit
+        else code[:limit].rstrip() + "\n# ... (cut: kernel too long for the prompt)\n"
+    )
 
 
 def _plain(text: str, limit: int) -> str:

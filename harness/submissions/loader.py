@@ -23,7 +23,9 @@ from harness.submissions.spec import SubmissionSpec
 class SubmissionError(ValueError):
     """A submission cannot be loaded; ``fix`` says what to do."""
 
-    def __init__(self, message: str, fix: str = "run `harness submit validate <folder>` for every problem"):
+    def __init__(
+        self, message: str, fix: str = "run `harness submit validate <folder>` for every problem"
+    ):
         super().__init__(message)
         self.fix = fix
 
@@ -35,8 +37,10 @@ def load_submission_method(path: str | Path):
     spec, problems = validate_submission(Path(path), import_plugin=False)
     if spec is None or problems:
         listing = "\n".join(f"  {p}" for p in problems)
-        raise SubmissionError(f"submission {path} is not valid:\n{listing}",
-                              f"fix the fields above, then check with `harness submit validate {path}`")
+        raise SubmissionError(
+            f"submission {path} is not valid:\n{listing}",
+            f"fix the fields above, then check with `harness submit validate {path}`",
+        )
     if spec.kind == "kernels":
         return KernelsMethod(spec)
     return load_plugin_method(spec)
@@ -61,30 +65,40 @@ def load_plugin_method(spec: SubmissionSpec):
         mod_spec.loader.exec_module(module)
     except Exception as e:  # the plugin's own code failed: report it, do not crash the CLI
         sys.modules.pop(unique, None)
-        raise SubmissionError(f"importing {file.name} failed: {type(e).__name__}: {e}",
-                              f"run `python {file}` to see the full traceback and fix it") from e
+        raise SubmissionError(
+            f"importing {file.name} failed: {type(e).__name__}: {e}",
+            f"run `python {file}` to see the full traceback and fix it",
+        ) from e
     finally:
         if sys.path and sys.path[0] == folder:
             sys.path.pop(0)
     obj = getattr(module, attr, None)
     if obj is None:
-        raise SubmissionError(f"{file.name} has no attribute {attr!r}", f"define {attr} in {file.name}")
+        raise SubmissionError(
+            f"{file.name} has no attribute {attr!r}", f"define {attr} in {file.name}"
+        )
     try:
         if inspect.isclass(obj) or (callable(obj) and not hasattr(obj, "optimize")):
             obj = obj(**spec.options)
     except TypeError as e:
-        raise SubmissionError(f"{attr}(**[method.options]) failed: {e}",
-                              "make the options in [method.options] match the constructor's keywords") from e
+        raise SubmissionError(
+            f"{attr}(**[method.options]) failed: {e}",
+            "make the options in [method.options] match the constructor's keywords",
+        ) from e
     if not callable(getattr(obj, "optimize", None)):
-        raise SubmissionError(f"{spec.entry} gives {type(obj).__name__}, which has no optimize() method",
-                              "the entry must be a method class/object with optimize(task, llm, evaluate, budget)")
+        raise SubmissionError(
+            f"{spec.entry} gives {type(obj).__name__}, which has no optimize() method",
+            "the entry must be a method class/object with optimize(task, llm, evaluate, budget)",
+        )
     _set_default(obj, "name", spec.name)
     _set_default(obj, "paper", spec.paper or "submission")
     _set_default(obj, "variant", spec.variant or "submission")
     _set_default(obj, "default_budget", _budget(spec))
     if getattr(obj, "name", None) != spec.name:
-        raise SubmissionError(f"{spec.entry}.name is {obj.name!r} but the submission is named {spec.name!r}",
-                              f'set name = "{spec.name}" on the method (results are stored under it)')
+        raise SubmissionError(
+            f"{spec.entry}.name is {obj.name!r} but the submission is named {spec.name!r}",
+            f'set name = "{spec.name}" on the method (results are stored under it)',
+        )
     return obj
 
 
@@ -105,18 +119,23 @@ class KernelsMethod:
             files += sorted(p for p in (kdir / op).glob("*.py") if p.name != "__init__.py")
         return files
 
-    def optimize(self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn,
-                 budget: Budget) -> Iterator[Proposal]:
+    def optimize(
+        self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn, budget: Budget
+    ) -> Iterator[Proposal]:
         for f in self.kernel_files(task.op)[: budget.evaluations]:
-            p = Proposal(source=f.read_text(), name=f.stem, operator="precomputed",
-                         thought=f"precomputed kernel {f.relative_to(self.spec.folder)}")
+            p = Proposal(
+                source=f.read_text(),
+                name=f.stem,
+                operator="precomputed",
+                thought=f"precomputed kernel {f.relative_to(self.spec.folder)}",
+            )
             evaluate(p)
             yield p
 
 
-def _budget(spec: SubmissionSpec) -> Budget:
-    return Budget(evaluations=int(spec.budget_evaluations or 45), llm_calls=spec.budget_llm_calls,
-                  tokens=spec.budget_tokens, wall_s=spec.budget_wall_s)
+def _budget(spec: SubmissionSpec) -> int:
+    """The entry's default evaluations per op (the registry's ``default_budget`` is an int)."""
+    return int(spec.budget_evaluations or 45)
 
 
 def _set_default(obj, attr: str, value) -> None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
+from harness.llm.base import BudgetExhausted
 from harness.methods.ai_cuda_engineer import AICudaEngineer, plan_budget
 from harness.methods.archive import ArchiveEntry, InnovationArchive, load_from_store, tokenize
 from harness.methods.base import Budget
@@ -156,7 +158,6 @@ def test_budget_is_never_exceeded_and_archive_is_kept_when_the_harness_stops_the
     props, ev = run(method, ScriptedLLM(lambda call, i: kernel(10.0)), budget=17)
     assert len(props) == len(ev.proposals) == 17
     llm = ScriptedLLM(lambda call, i: kernel(7.0))
-    from harness.llm.base import BudgetExhausted
     with pytest.raises(BudgetExhausted):
         run(method, llm, budget=45, evaluate=FakeEvaluate(limit=6), task=task_context("gelu"))
     assert "gelu" in {e.op for e in method.archive.entries()}
@@ -195,3 +196,47 @@ def test_harness_run_with_the_offline_model_completes_and_stores_results(tmp_pat
 
     proc, con = run_offline_cli("ai-cuda-engineer", tmp_path / "results")
     assert_offline_run_stored(proc, con, "ai-cuda-engineer", ["relu"], 3)
+
+
+FUNCTIONAL_RELU = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def module_fn(x):
+    return F.relu(x)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return module_fn(x)
+"""
+
+
+@pytest.mark.slow
+def test_convert_stage_is_judged_by_the_real_evaluator_with_torch_ops_allowed():
+    from harness.methods.reply import format_reply
+    from harness.suite.task import load_task
+    from sandbox.evaluate import EvalConfig, evaluate
+
+    task = load_task(Path(__file__).resolve().parents[2] / "reference_ops" / "activation" / "relu.py")
+    verdicts = []
+
+    def real_evaluate(p):
+        if verdicts:  # one evaluation is enough: stop the op like the harness does
+            raise BudgetExhausted("test stops after the convert stage")
+        cfg = EvalConfig(device="cpu", profile="small", allow_torch_ops=p.allow_torch_ops, max_timing_s=1.0)
+        p.verdict = evaluate(task, p.source, cfg)
+        verdicts.append(p.verdict)
+        return p.verdict
+
+    llm = ScriptedLLM(lambda call, i: format_reply("functional_relu", "F.relu", FUNCTIONAL_RELU))
+    with pytest.raises(BudgetExhausted):
+        list(AICudaEngineer().optimize(task_context("relu", task.source), llm, real_evaluate, Budget(evaluations=4)))
+    assert verdicts[0].valid and verdicts[0].allow_torch_ops, verdicts[0].message
+    # the same functional rewrite as a kernel candidate is rejected: torch does the work
+    strict = evaluate(task, FUNCTIONAL_RELU, EvalConfig(device="cpu", profile="small", max_timing_s=1.0))
+    assert not strict.valid

@@ -153,7 +153,7 @@ def test_evaluation_only_entry_proposes_each_precomputed_kernel_once(tmp_path):
         "kernels/softmax/b.py": MODELNEW.replace("5.0", "6.0"),
     })
     method = load_submission_method(folder)
-    assert method.name == "precomp" and method.default_budget.evaluations == 3
+    assert method.name == "precomp" and method.default_budget == 3
     ev = FakeEvaluate()
     props = list(method.optimize(task_context("softmax"), ScriptedLLM(lambda c, i: ""), ev, Budget(evaluations=3)))
     assert [p.name for p in props] == ["a", "b"] and len(ev.proposals) == 2
