@@ -24,3 +24,14 @@ def built_site(filled_results, tmp_path_factory):
     )
     assert res.exit_code == 0, res.output
     return out
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from tests.site.pagecheck import ARGS, CHROMIUM
+
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
