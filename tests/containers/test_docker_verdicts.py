@@ -1,0 +1,62 @@
+"""A candidate judged in a container gets the verdict the process backend gives it.
+
+``EvalConfig(sandbox="docker")`` goes through ``sandbox.isolation.get_launcher`` to the docker
+backend, here on the host-env image (empty rootfs + the host's Python read-only), against
+podman's Docker API. The task and the C++ candidate are the evaluator's own test fixtures, so
+the build cache already holds the compiled kernel.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.suite.task import load_task
+from sandbox.evaluate import EvalConfig, evaluate
+from sandbox.verdict import Status
+
+pytestmark = pytest.mark.podman
+
+HERE = Path(__file__).parent
+REPO = HERE.parents[1]
+TASK = REPO / "tests/evaluator/tasks/add.py"
+CPP = REPO / "tests/evaluator/candidates/cpp_add.py"
+
+
+@pytest.fixture
+def docker_sandbox(docker_client, monkeypatch):
+    """Point ``--sandbox docker`` at the host-env image for this test."""
+    from sandbox.isolation import hostenv
+
+    for k, v in hostenv.hostenv_env(docker_client).items():
+        monkeypatch.setenv(k, v)
+    return "docker"
+
+
+def _judge(source: str, sandbox: str):
+    cfg = EvalConfig(device="cpu", profile="small", seed=7, baselines=("eager",), max_timing_s=1.0,
+                     sandbox=sandbox, timeout_s=300)
+    return evaluate(load_task(TASK), source, cfg)
+
+
+@pytest.mark.parametrize("candidate", ["wrong_sign.py", "torch_add.py"])
+def test_container_verdict_matches_process_backend(docker_sandbox, candidate):
+    source = (HERE / "candidates" / candidate).read_text()
+    in_process = _judge(source, "process")
+    in_docker = _judge(source, docker_sandbox)
+    assert in_docker.environment.get("isolation") == "docker"
+    assert (in_docker.status, in_docker.rule) == (in_process.status, in_process.rule), (
+        in_docker.message, in_process.message)
+    assert in_docker.status in (Status.INCORRECT, Status.REJECTED)
+    assert [t.passed for t in in_docker.trials] == [t.passed for t in in_process.trials]
+
+
+@pytest.mark.slow
+def test_cpp_kernel_is_valid_in_a_container(docker_sandbox):
+    v = _judge(CPP.read_text(), docker_sandbox)
+    assert v.environment.get("isolation") == "docker"
+    assert v.trials and all(t.passed for t in v.trials), v.message
+    assert v.status is Status.VALID, f"{v.status.value} {v.rule}: {v.message}"
+    if "image_digest" in v.environment:  # once the evaluator merges DockerLauncher.environment()
+        assert v.environment["image_digest"].startswith(("sha256:", "localhost/"))
