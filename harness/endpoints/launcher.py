@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.endpoints.eval_server import EvalEndpoint
-from harness.llm.base import ChatModel
+from harness.llm.base import CallContext, ChatModel
 from harness.methods.base import Budget, EvaluateFn, Proposal, TaskContext
 from sandbox.isolation.base import Launcher, Limits, Mount, WorkerSpec
 
@@ -87,11 +87,11 @@ def _get_launcher(settings: ProgramSettings) -> Launcher:
     return get_launcher(settings.sandbox)
 
 
-def _start_gateway(llm: ChatModel, socket_path: str, token: str):
+def _start_gateway(llm: ChatModel, socket_path: str, token: str, context: CallContext):
     """Serve ``llm`` on ``socket_path`` with bearer ``token`` (helper D's gateway)."""
     from harness.llm.gateway import Gateway
 
-    return Gateway(llm, unix_socket=socket_path, token=token).start()
+    return Gateway(llm, unix_socket=socket_path, token=token, context=context).start()
 
 
 class MethodProgram:
@@ -131,7 +131,8 @@ class MethodProgram:
             eval_sock, task, evaluate, budget, token=eval_token, on_proposal=self.proposals.put
         ).start()
         os.chmod(eval_sock, 0o666)
-        self.gateway = _start_gateway(llm, llm_sock, llm_token)
+        ctx = CallContext(op=task.op, method=Path(self.method).name, purpose="method-program")
+        self.gateway = _start_gateway(llm, llm_sock, llm_token, ctx)
         os.chmod(llm_sock, 0o666)
         env = program_env(
             self.scratch,
@@ -149,8 +150,9 @@ class MethodProgram:
         )
         mounts = [Mount(self.sockets, self.sockets, writable=False), *self.settings.mounts]
         argv = self._argv()
-        if not self.settings.argv and len(argv) > 4 and os.path.isdir(argv[-1]):
-            mounts.append(Mount(argv[-1], argv[-1], writable=False))
+        for a in argv[1:]:  # the program's own files (a script, a submission folder): read-only
+            if os.path.isabs(a) and os.path.exists(a) and not a.startswith(("/usr/", "/etc/")):
+                mounts.append(Mount(a, a, writable=False))
         wall = (budget.wall_s * 1.5 + 120) if budget.wall_s else 24 * 3600.0
         limits = self.settings.limits or Limits(
             wall_seconds=wall, max_processes=512, rss_bytes=16 * 1024**3
