@@ -25,8 +25,12 @@ T = TypeVar("T")
 class UsageMeter:
     """Counts evaluations, LLM calls, tokens, wall time (and cost) against a ``Budget``."""
 
-    def __init__(self, budget: Budget, prices: Mapping[str, Price] | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        budget: Budget,
+        prices: Mapping[str, Price] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.budget = budget
         self.prices = dict(prices or {})
         self._clock = clock
@@ -52,8 +56,15 @@ class UsageMeter:
     def wall_s(self) -> float:
         return self._elapsed_before + self._clock() - self._t0
 
-    def charge_call(self, prompt_tokens: int, completion_tokens: int, *, model: str | None = None,
-                    estimate: bool = False, failed: bool = False) -> None:
+    def charge_call(
+        self,
+        prompt_tokens: int,
+        completion_tokens: int,
+        *,
+        model: str | None = None,
+        estimate: bool = False,
+        failed: bool = False,
+    ) -> None:
         with self._lock:
             self.llm_calls += 1
             self.failed_calls += int(failed)
@@ -82,8 +93,12 @@ class UsageMeter:
         if what in ("llm", "any"):
             if b.llm_calls is not None and self.llm_calls >= b.llm_calls:
                 return f"LLM calls spent ({self.llm_calls} of {b.llm_calls})"
-            if b.tokens is not None and (self.tokens >= b.tokens or self.tokens + extra_tokens > b.tokens):
-                return f"tokens spent ({self.tokens} used, {extra_tokens} more asked, of {b.tokens})"
+            if b.tokens is not None and (
+                self.tokens >= b.tokens or self.tokens + extra_tokens > b.tokens
+            ):
+                return (
+                    f"tokens spent ({self.tokens} used, {extra_tokens} more asked, of {b.tokens})"
+                )
         return None
 
     def check(self, what: str = "any", extra_tokens: int = 0) -> None:
@@ -105,8 +120,12 @@ class UsageMeter:
                 "tokens": self.tokens,
                 "tokens_are_estimates": self.token_estimates,
                 "wall_s": round(self.wall_s, 3),
-                "limits": {"evaluations": self.budget.evaluations, "llm_calls": self.budget.llm_calls,
-                           "tokens": self.budget.tokens, "wall_s": self.budget.wall_s},
+                "limits": {
+                    "evaluations": self.budget.evaluations,
+                    "llm_calls": self.budget.llm_calls,
+                    "tokens": self.budget.tokens,
+                    "wall_s": self.budget.wall_s,
+                },
                 "exhausted": self.exhausted,
             }
             if self.prices:
@@ -115,8 +134,9 @@ class UsageMeter:
             return snap
 
     @classmethod
-    def resume(cls, budget: Budget, snapshot: Mapping[str, Any],
-               prices: Mapping[str, Price] | None = None) -> UsageMeter:
+    def resume(
+        cls, budget: Budget, snapshot: Mapping[str, Any], prices: Mapping[str, Price] | None = None
+    ) -> UsageMeter:
         """A meter that continues from a stored snapshot (a resumed run spends no budget twice)."""
         m = cls(budget, prices)
         m.evaluations = int(snapshot.get("evaluations", 0))
@@ -159,15 +179,24 @@ class MeteredModel:
         prompt_estimate = sum(len(str(m.get("content", ""))) for m in messages) // 4
         self.meter.check("llm", extra_tokens=prompt_estimate)
         try:
-            result = self.inner.chat(messages, context=context, temperature=temperature,
-                                     max_tokens=max_tokens, model=model)
+            result = self.inner.chat(
+                messages,
+                context=context,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                model=model,
+            )
         except BudgetExhausted:
             raise
         except Exception:
             self.meter.charge_call(0, 0, model=model, failed=True)
             raise
-        self.meter.charge_call(result.prompt_tokens, result.completion_tokens, model=result.model,
-                               estimate=result.offline or bool(result.raw.get("token_estimate")))
+        self.meter.charge_call(
+            result.prompt_tokens,
+            result.completion_tokens,
+            model=result.model,
+            estimate=result.offline or bool(result.raw.get("token_estimate")),
+        )
         return result
 
 

@@ -33,8 +33,9 @@ class TransientError(LLMError):
 class OpenAIClient:
     offline = False
 
-    def __init__(self, model: str, config: LLMConfig, *, api_key: str | None = None,
-                 sleep: Any = time.sleep):
+    def __init__(
+        self, model: str, config: LLMConfig, *, api_key: str | None = None, sleep: Any = time.sleep
+    ):
         self.model = model
         self.config = config
         self.name = f"openai:{model}" if not config.base_url else f"{model}@{config.base_url}"
@@ -45,11 +46,18 @@ class OpenAIClient:
         http_client = None
         base_url: str | None = config.base_url
         if base_url and base_url.startswith("unix:"):
-            path, _, prefix = base_url[len("unix:"):].partition("::")
-            http_client = _httpx.Client(transport=_httpx.HTTPTransport(uds=path), timeout=config.timeout_s)
+            path, _, prefix = base_url[len("unix:") :].partition("::")
+            http_client = _httpx.Client(
+                transport=_httpx.HTTPTransport(uds=path), timeout=config.timeout_s
+            )
             base_url = "http://gateway" + (prefix or "/v1")
-        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=config.timeout_s,
-                                     max_retries=0, http_client=http_client)
+        self._client = openai.OpenAI(
+            api_key=key,
+            base_url=base_url,
+            timeout=config.timeout_s,
+            max_retries=0,
+            http_client=http_client,
+        )
 
     def chat(
         self,
@@ -92,48 +100,75 @@ class OpenAIClient:
                 ) from None
             except openai.BadRequestError as e:
                 text = _msg(e)
-                if "context_length" in text or "maximum context" in text.lower() or "too long" in text.lower():
+                if (
+                    "context_length" in text
+                    or "maximum context" in text.lower()
+                    or "too long" in text.lower()
+                ):
                     raise LLMError(
                         f"400 context too long for {name!r} at {self._where()}: the prompt plus max_tokens "
                         f"exceed the model's context window; lower --max-tokens, use a model with a longer "
                         f"context, or shorten the method's prompts (fewer parents / insights). Server said: {text}"
                     ) from None
-                raise LLMError(f"400 bad request to {self._where()} (model {name!r}): {text}") from None
-            except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
-                    openai.APIResponseValidationError, ValueError) as e:
+                raise LLMError(
+                    f"400 bad request to {self._where()} (model {name!r}): {text}"
+                ) from None
+            except (
+                openai.RateLimitError,
+                openai.InternalServerError,
+                openai.APIConnectionError,
+                openai.APIResponseValidationError,
+                ValueError,
+            ) as e:
                 retry_after = _retry_after(e)
                 what = _describe(e)
             except openai.APIStatusError as e:
                 if e.status_code < 500 and e.status_code not in (408, 409, 429):
-                    raise LLMError(f"{e.status_code} from {self._where()} (model {name!r}): {_msg(e)}") from None
+                    raise LLMError(
+                        f"{e.status_code} from {self._where()} (model {name!r}): {_msg(e)}"
+                    ) from None
                 retry_after, what = _retry_after(e), _describe(e)
             if attempt >= cfg.max_retries:
                 raise TransientError(
                     f"{self._where()} (model {name!r}) still failing after {attempt + 1} attempts: {what}; "
                     "raise llm.max_retries / llm.timeout_s, lower llm.concurrency, or check the server"
                 )
-            delay = min(cfg.max_backoff_s, cfg.backoff_s * 2 ** attempt) * (0.5 + random.random() / 2)
+            delay = min(cfg.max_backoff_s, cfg.backoff_s * 2**attempt) * (0.5 + random.random() / 2)
             if retry_after is not None:
-                delay = min(cfg.max_backoff_s, max(retry_after, 0.0)) + random.random() * 0.1 * cfg.backoff_s
+                delay = (
+                    min(cfg.max_backoff_s, max(retry_after, 0.0))
+                    + random.random() * 0.1 * cfg.backoff_s
+                )
             self._sleep(delay)
             attempt += 1
 
-    def _result(self, resp: Any, params: dict[str, Any], latency: float, attempt: int) -> ChatResult:
+    def _result(
+        self, resp: Any, params: dict[str, Any], latency: float, attempt: int
+    ) -> ChatResult:
         choices = getattr(resp, "choices", None)
         if not choices or getattr(choices[0], "message", None) is None:
             raise ValueError("malformed response: no choices[0].message")
         text = choices[0].message.content or ""
         usage = getattr(resp, "usage", None)
-        raw: dict[str, Any] = {"id": getattr(resp, "id", None), "finish_reason": choices[0].finish_reason,
-                               "attempts": attempt + 1}
+        raw: dict[str, Any] = {
+            "id": getattr(resp, "id", None),
+            "finish_reason": choices[0].finish_reason,
+            "attempts": attempt + 1,
+        }
         if usage is not None and usage.prompt_tokens is not None:
             pt, ct = int(usage.prompt_tokens), int(usage.completion_tokens or 0)
         else:
             pt = sum(len(str(m.get("content", ""))) for m in params["messages"]) // 4
             ct = len(text) // 4
             raw["token_estimate"] = True
-        return ChatResult(text=text, model=getattr(resp, "model", None) or params["model"], prompt_tokens=pt,
-                          completion_tokens=ct, latency_s=latency, raw=raw)
+        return ChatResult(
+            text=text,
+            model=getattr(resp, "model", None) or params["model"],
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            latency_s=latency,
+            raw=raw,
+        )
 
     def _where(self) -> str:
         return (self.base_url or str(self._client.base_url)).rstrip("/")

@@ -41,7 +41,9 @@ class Price:
     completion_per_mtok: float = 0.0
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.prompt_per_mtok + completion_tokens * self.completion_per_mtok) / 1e6
+        return (
+            prompt_tokens * self.prompt_per_mtok + completion_tokens * self.completion_per_mtok
+        ) / 1e6
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,9 @@ def config_from_dict(d: dict[str, Any], source: str = "config") -> LLMConfig:
         )
     unknown = set(d) - _FIELDS
     if unknown:
-        raise ConfigError(f"{source}: unknown llm field(s) {sorted(unknown)}; allowed: {sorted(_FIELDS)}")
+        raise ConfigError(
+            f"{source}: unknown llm field(s) {sorted(unknown)}; allowed: {sorted(_FIELDS)}"
+        )
     prices: dict[str, Price] = {}
     for model, pd in (d.pop("prices", None) or {}).items():
         if not isinstance(pd, dict) or set(pd) - {"prompt_per_mtok", "completion_per_mtok"}:

@@ -38,4 +38,6 @@ class EnsembleModel:
         max_tokens: int | None = None,
         model: str | None = None,
     ) -> ChatResult:
-        return self.pick(model).chat(messages, context=context, temperature=temperature, max_tokens=max_tokens)
+        return self.pick(model).chat(
+            messages, context=context, temperature=temperature, max_tokens=max_tokens
+        )

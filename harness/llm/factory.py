@@ -71,13 +71,19 @@ def _single(spec: str, *, store: Store | None, config: LLMConfig, device: str | 
             try:
                 seed = int(rest)
             except ValueError as e:
-                raise ConfigError(f"--llm {spec}: the offline seed must be an integer (offline:7)") from e
+                raise ConfigError(
+                    f"--llm {spec}: the offline seed must be an integer (offline:7)"
+                ) from e
         return OfflineModel(seed=seed, device=device, broken_rate=config.offline_broken_rate)
     if kind == "replay":
         if not rest:
-            raise ConfigError("--llm replay:RUN_ID needs the id of a recorded run (see `harness runs list`)")
+            raise ConfigError(
+                "--llm replay:RUN_ID needs the id of a recorded run (see `harness runs list`)"
+            )
         if store is None:
-            raise ConfigError(f"--llm {spec}: replay needs the results store that holds run {rest!r}")
+            raise ConfigError(
+                f"--llm {spec}: replay needs the results store that holds run {rest!r}"
+            )
         from harness.llm.replay import ReplayModel
 
         return ReplayModel(store, rest)

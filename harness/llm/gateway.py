@@ -38,15 +38,25 @@ class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer
 
 
 class Gateway:
-    def __init__(self, model: ChatModel, *, meter: UsageMeter | None = None,
-                 context: CallContext | None = None, host: str = "127.0.0.1", port: int = 0,
-                 unix_socket: str | Path | None = None, token: str | None = None):
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        meter: UsageMeter | None = None,
+        context: CallContext | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        unix_socket: str | Path | None = None,
+        token: str | None = None,
+    ):
         self.model: ChatModel = MeteredModel(model, meter) if meter is not None else model
         self.meter = meter
         self.context = context or CallContext()
         self.token = token or "hk-run-" + secrets.token_urlsafe(32)
         members = getattr(model, "members", None)
-        self.models: list[str] = list(members) if members else [getattr(model, "model", None) or model.name]
+        self.models: list[str] = (
+            list(members) if members else [getattr(model, "model", None) or model.name]
+        )
         handler = _make_handler(self)
         if unix_socket is not None:
             path = Path(unix_socket)
@@ -62,8 +72,12 @@ class Gateway:
             self._server = srv
             self.http_url = f"http://{host}:{srv.server_address[1]}/v1"
             self.url = self.http_url
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
-                                        daemon=True, name="llm-gateway")
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            daemon=True,
+            name="llm-gateway",
+        )
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> Gateway:
@@ -82,7 +96,9 @@ class Gateway:
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
-    def child_env(self, base: dict[str, str] | None = None, secrets_to_hide: tuple[str, ...] = ()) -> dict[str, str]:
+    def child_env(
+        self, base: dict[str, str] | None = None, secrets_to_hide: tuple[str, ...] = ()
+    ) -> dict[str, str]:
         """An environment for a method process: the caller's, minus anything that looks like a
         secret (and any variable whose value is one of ``secrets_to_hide``), plus
         ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` pointing at this gateway."""
@@ -104,36 +120,67 @@ class Gateway:
 
     def complete(self, body: dict[str, Any], headers: Any) -> tuple[int, dict[str, Any]]:
         messages = body.get("messages")
-        if not isinstance(messages, list) or not all(isinstance(m, dict) and "content" in m for m in messages):
-            return 400, _error("messages must be a list of {role, content} objects", "invalid_request_error")
+        if not isinstance(messages, list) or not all(
+            isinstance(m, dict) and "content" in m for m in messages
+        ):
+            return 400, _error(
+                "messages must be a list of {role, content} objects", "invalid_request_error"
+            )
         asked = body.get("model")
         pick: str | None = None
         if asked and asked not in ("default", self.models[0], self.model.name):
             if asked not in self.models:
-                return 404, _error(f"model {asked!r} is not served by this gateway; use one of {self.models}",
-                                   "model_not_found")
+                return 404, _error(
+                    f"model {asked!r} is not served by this gateway; use one of {self.models}",
+                    "model_not_found",
+                )
             pick = asked
         ctx = self.context
         trial = headers.get("X-Harness-Trial")
         ctx = dataclasses.replace(
-            ctx, op=headers.get("X-Harness-Op") or ctx.op, purpose=headers.get("X-Harness-Purpose") or ctx.purpose,
-            trial=int(trial) if trial and trial.lstrip("-").isdigit() else ctx.trial)
-        msgs = [{"role": str(m.get("role", "user")), "content": _text(m.get("content"))} for m in messages]
+            ctx,
+            op=headers.get("X-Harness-Op") or ctx.op,
+            purpose=headers.get("X-Harness-Purpose") or ctx.purpose,
+            trial=int(trial) if trial and trial.lstrip("-").isdigit() else ctx.trial,
+        )
+        msgs = [
+            {"role": str(m.get("role", "user")), "content": _text(m.get("content"))}
+            for m in messages
+        ]
         try:
-            r = self.model.chat(msgs, context=ctx, temperature=body.get("temperature"),
-                                max_tokens=body.get("max_tokens") or body.get("max_completion_tokens"), model=pick)
+            r = self.model.chat(
+                msgs,
+                context=ctx,
+                temperature=body.get("temperature"),
+                max_tokens=body.get("max_tokens") or body.get("max_completion_tokens"),
+                model=pick,
+            )
         except BudgetExhausted as e:
             return 429, _error(str(e), "budget_exhausted")
         except LLMError as e:
             return 502, _error(f"upstream: {e}", "upstream_error")
         return 200, {
             "id": f"chatcmpl-harness-{r.call_id if r.call_id is not None else secrets.token_hex(6)}",
-            "object": "chat.completion", "created": int(time.time()), "model": r.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": r.text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
-                      "total_tokens": r.prompt_tokens + r.completion_tokens},
-            "harness": {"call_id": r.call_id, "offline": r.offline,
-                        "token_estimate": bool(r.offline or r.raw.get("token_estimate"))},
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": r.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": r.text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": r.prompt_tokens,
+                "completion_tokens": r.completion_tokens,
+                "total_tokens": r.prompt_tokens + r.completion_tokens,
+            },
+            "harness": {
+                "call_id": r.call_id,
+                "offline": r.offline,
+                "token_estimate": bool(r.offline or r.raw.get("token_estimate")),
+            },
         }
 
 
@@ -160,19 +207,34 @@ def _make_handler(gw: Gateway) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             if not gw.authorized(self.headers.get("Authorization")):
-                return self._send(401, _error("missing or wrong run token (Authorization: Bearer ...)",
-                                              "invalid_api_key"))
+                return self._send(
+                    401,
+                    _error(
+                        "missing or wrong run token (Authorization: Bearer ...)", "invalid_api_key"
+                    ),
+                )
             if self.path.rstrip("/") in ("/v1/models", "/models"):
-                return self._send(200, {"object": "list", "data": [
-                    {"id": m, "object": "model", "owned_by": "harness"} for m in gw.models]})
+                return self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [
+                            {"id": m, "object": "model", "owned_by": "harness"} for m in gw.models
+                        ],
+                    },
+                )
             return self._send(404, _error(f"no route {self.path}", "not_found"))
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             if not gw.authorized(self.headers.get("Authorization")):
-                return self._send(401, _error("missing or wrong run token (Authorization: Bearer ...)",
-                                              "invalid_api_key"))
+                return self._send(
+                    401,
+                    _error(
+                        "missing or wrong run token (Authorization: Bearer ...)", "invalid_api_key"
+                    ),
+                )
             if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
                 return self._send(404, _error(f"no route {self.path}", "not_found"))
             try:
@@ -180,8 +242,10 @@ def _make_handler(gw: Gateway) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 return self._send(400, _error("request body is not JSON", "invalid_request_error"))
             if body.get("stream"):
-                return self._send(400, _error("stream=true is not supported by the gateway",
-                                              "invalid_request_error"))
+                return self._send(
+                    400,
+                    _error("stream=true is not supported by the gateway", "invalid_request_error"),
+                )
             status, obj = gw.complete(body, self.headers)
             return self._send(status, obj)
 

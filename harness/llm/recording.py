@@ -23,11 +23,17 @@ if TYPE_CHECKING:
 
 
 def canonical_request(
-    messages: list[dict[str, str]], temperature: float | None, max_tokens: int | None, model: str | None
+    messages: list[dict[str, str]],
+    temperature: float | None,
+    max_tokens: int | None,
+    model: str | None,
 ) -> dict[str, Any]:
     """What identifies a request for replay: exactly what the method asked for."""
     return {
-        "messages": [{"role": str(m.get("role", "user")), "content": str(m.get("content", ""))} for m in messages],
+        "messages": [
+            {"role": str(m.get("role", "user")), "content": str(m.get("content", ""))}
+            for m in messages
+        ],
         "temperature": temperature,
         "max_tokens": max_tokens,
         "model": model,
@@ -42,8 +48,14 @@ def request_sha256(request: dict[str, Any]) -> str:
 class RecordingModel:
     """A ``ChatModel`` that records each call of ``inner`` into ``store``."""
 
-    def __init__(self, inner: ChatModel, store: Store, *, run_id: str | None = None,
-                 base_url: str | None = None):
+    def __init__(
+        self,
+        inner: ChatModel,
+        store: Store,
+        *,
+        run_id: str | None = None,
+        base_url: str | None = None,
+    ):
         self.inner = inner
         self.store = store
         self.run_id = run_id
@@ -66,24 +78,41 @@ class RecordingModel:
         request = canonical_request(messages, temperature, max_tokens, model)
         t0 = time.perf_counter()
         try:
-            result = self.inner.chat(messages, context=context, temperature=temperature,
-                                     max_tokens=max_tokens, model=model)
+            result = self.inner.chat(
+                messages,
+                context=context,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                model=model,
+            )
         except BudgetExhausted:
             raise  # no call was made
         except Exception as e:
-            self._write(request, context, None, f"{type(e).__name__}: {e}", time.perf_counter() - t0, model)
+            self._write(
+                request, context, None, f"{type(e).__name__}: {e}", time.perf_counter() - t0, model
+            )
             raise
         result.call_id = self._write(request, context, result, None, result.latency_s, model)
         return result
 
-    def _write(self, request: dict[str, Any], ctx: CallContext, result: ChatResult | None,
-               error: str | None, latency_s: float, asked: str | None) -> int:
+    def _write(
+        self,
+        request: dict[str, Any],
+        ctx: CallContext,
+        result: ChatResult | None,
+        error: str | None,
+        latency_s: float,
+        asked: str | None,
+    ) -> int:
         stored = dict(request, context={"purpose": ctx.purpose, "llm": self.name})
         model_name = result.model if result is not None else (asked or self.name)
         response_json = None
         if result is not None:
-            response_json = json.dumps({"model": result.model, "offline": result.offline, "raw": result.raw},
-                                       default=str, ensure_ascii=False)
+            response_json = json.dumps(
+                {"model": result.model, "offline": result.offline, "raw": result.raw},
+                default=str,
+                ensure_ascii=False,
+            )
         offline = result.offline if result is not None else self.offline
         with self.store.tx() as c:
             cur = c.execute(
@@ -91,13 +120,22 @@ class RecordingModel:
                 "request_sha256, response_text, response_json, prompt_tokens, completion_tokens, "
                 "latency_s, error, offline, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    self.run_id or ctx.run_id, ctx.method, ctx.op, ctx.trial, model_name,
+                    self.run_id or ctx.run_id,
+                    ctx.method,
+                    ctx.op,
+                    ctx.trial,
+                    model_name,
                     getattr(self.inner, "base_url", None) or self.base_url,
-                    json.dumps(stored, ensure_ascii=False), request_sha256(request),
-                    result.text if result is not None else None, response_json,
+                    json.dumps(stored, ensure_ascii=False),
+                    request_sha256(request),
+                    result.text if result is not None else None,
+                    response_json,
                     result.prompt_tokens if result is not None else None,
                     result.completion_tokens if result is not None else None,
-                    latency_s, error, int(bool(offline)), _now(),
+                    latency_s,
+                    error,
+                    int(bool(offline)),
+                    _now(),
                 ),
             )
             return int(cur.lastrowid)

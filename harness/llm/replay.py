@@ -72,7 +72,9 @@ class ReplayModel:
                 f"Last message begins: {last!r}. Re-run with a live model instead of replay."
             )
         if row["error"]:
-            raise ReplayError(f"replay:{self.run_id}: the recorded call {row['call_id']} failed: {row['error']}")
+            raise ReplayError(
+                f"replay:{self.run_id}: the recorded call {row['call_id']} failed: {row['error']}"
+            )
         raw: dict[str, Any] = {}
         if row["response_json"]:
             try:

@@ -110,7 +110,7 @@ def test_each_fault_looks_like_what_it_claims():
     ok, wrong = render(spec, Variant("cpp", 4)), render(spec, Variant("cpp", 4, fault="wrong_result"))
     assert "WRONG = 0" in ok and "WRONG = 1" in wrong
     broken = render(spec, Variant("cpp", 4, fault="compile_error"))
-    assert "return output;" in broken and "_broken_v1" in broken
+    assert "<torch/extensions.h>" in broken and "_broken_v1" in broken
     m = OfflineModel(seed=0, device="cpu", broken_rate=1.0)
     for t in range(30):
         r = m.chat(_msgs("relu"), context=CallContext(op="relu", trial=t))

@@ -50,7 +50,9 @@ class OfflineModel:
     ) -> ChatResult:
         t0 = time.perf_counter()
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
-        key = hashlib.sha256(json.dumps([messages, context.op, context.trial], sort_keys=True).encode()).hexdigest()
+        key = hashlib.sha256(
+            json.dumps([messages, context.op, context.trial], sort_keys=True).encode()
+        ).hexdigest()
         with self._lock:
             repeat = self._seen[key]
             self._seen[key] += 1
@@ -73,18 +75,28 @@ class OfflineModel:
         )
 
     # -- replies -------------------------------------------------------------------------
-    def _kernel_reply(self, prompt: str, context: CallContext, purpose: str,
-                      rng: random.Random, info: dict[str, object]) -> str:
+    def _kernel_reply(
+        self,
+        prompt: str,
+        context: CallContext,
+        purpose: str,
+        rng: random.Random,
+        info: dict[str, object],
+    ) -> str:
         reference = find_reference(prompt, context.op)
         if reference is None:
             info["kind"] = "no_reference"
-            return ("## Name\nno_reference\n## Thought\nThe offline model found no reference op "
-                    "(a fenced block defining class Model) in the prompt, and no op name to look up.\n")
+            return (
+                "## Name\nno_reference\n## Thought\nThe offline model found no reference op "
+                "(a fenced block defining class Model) in the prompt, and no op name to look up.\n"
+            )
         if "convert" in purpose or "functional" in purpose:
             info["kind"] = "convert"
             code = re.sub(r"^class\s+Model\s*\(", "class ModelNew(", reference, flags=re.M)
             code = re.sub(r"super\s*\(\s*Model\s*,", "super(ModelNew,", code)
-            return format_reply("functional_reference", "The reference rewritten unchanged as ModelNew.", code)
+            return format_reply(
+                "functional_reference", "The reference rewritten unchanged as ModelNew.", code
+            )
         try:
             spec = self._spec(reference)
         except UnknownOp as e:
@@ -93,9 +105,18 @@ class OfflineModel:
         language = "cuda" if (self.device or _guess_device(prompt)).startswith("cuda") else "cpp"
         blocks, unrolls = GRIDS[(spec.family, language)]
         fault = rng.choice(FAULTS) if rng.random() < self.broken_rate else None
-        v = Variant(language=language, block=rng.choice(blocks), unroll=rng.choice(unrolls), fault=fault)
-        info.update(kind="kernel", family=spec.family, op_kind=spec.kind, language=language,
-                    block=v.block, unroll=v.unroll, fault=fault)
+        v = Variant(
+            language=language, block=rng.choice(blocks), unroll=rng.choice(unrolls), fault=fault
+        )
+        info.update(
+            kind="kernel",
+            family=spec.family,
+            op_kind=spec.kind,
+            language=language,
+            block=v.block,
+            unroll=v.unroll,
+            fault=fault,
+        )
         name, thought = describe(spec, v)
         if fault == "unparsable":
             return f"## Name\n{name}\n## Thought\n{thought}\n## Code\n(the kernel is described above)\n"
@@ -117,7 +138,7 @@ def estimate_tokens(text: str) -> int:
 
 
 def _guess_device(prompt: str) -> str:
-    """"cuda" or "cpu" from the prompt: CUDA code shown, or what the opening asks for."""
+    """ "cuda" or "cpu" from the prompt: CUDA code shown, or what the opening asks for."""
     if "cuda_sources" in prompt:
         return "cuda"
     head = prompt[:600].lower()
@@ -131,10 +152,17 @@ def _guess_device(prompt: str) -> str:
 
 def _asks_summary(messages: list[dict[str, str]]) -> bool:
     last = str(messages[-1].get("content", "")) if messages else ""
-    return bool(re.search(r"\bsummari[sz]e\b", last[:400], re.I)) and "class ModelNew" not in last[-2000:]
+    return (
+        bool(re.search(r"\bsummari[sz]e\b", last[:400], re.I))
+        and "class ModelNew" not in last[-2000:]
+    )
 
 
 def _summary(prompt: str) -> str:
-    lines = [ln.strip() for ln in prompt.splitlines() if re.search(r"error|fail|mismatch|exceed", ln, re.I)]
+    lines = [
+        ln.strip()
+        for ln in prompt.splitlines()
+        if re.search(r"error|fail|mismatch|exceed", ln, re.I)
+    ]
     first = lines[-1][:300] if lines else "no error message was given"
     return f"The previous attempt failed: {first}. Fix that first; keep the interface unchanged."

@@ -20,12 +20,22 @@ REPO_OPS = Path(__file__).resolve().parents[3] / "reference_ops"
 
 # name in torch / F -> (op code, default a, default b) of the elementwise kernel
 ACTIVATIONS = {
-    "relu": (0, 0.0, 0.0), "leaky_relu": (1, 0.01, 0.0), "sigmoid": (2, 0.0, 0.0),
-    "tanh": (3, 0.0, 0.0), "gelu": (4, 0.0, 0.0), "silu": (5, 0.0, 0.0), "elu": (6, 1.0, 0.0),
-    "softplus": (7, 1.0, 20.0), "hardtanh": (8, -1.0, 1.0),
+    "relu": (0, 0.0, 0.0),
+    "leaky_relu": (1, 0.01, 0.0),
+    "sigmoid": (2, 0.0, 0.0),
+    "tanh": (3, 0.0, 0.0),
+    "gelu": (4, 0.0, 0.0),
+    "silu": (5, 0.0, 0.0),
+    "elu": (6, 1.0, 0.0),
+    "softplus": (7, 1.0, 20.0),
+    "hardtanh": (8, -1.0, 1.0),
 }
-_ACT_KW = {"leaky_relu": ("negative_slope", None), "elu": ("alpha", None),
-           "softplus": ("beta", "threshold"), "hardtanh": ("min_val", "max_val")}
+_ACT_KW = {
+    "leaky_relu": ("negative_slope", None),
+    "elu": ("alpha", None),
+    "softplus": ("beta", "threshold"),
+    "hardtanh": ("min_val", "max_val"),
+}
 REDUCTIONS = {"sum": 0, "mean": 1, "max": 2, "amax": 2, "min": 3, "amin": 3}
 
 
@@ -103,7 +113,9 @@ def _callee(func: ast.expr, args: list[str]) -> tuple[str, str | None]:
 def _classify(fwd: ast.FunctionDef, init_src: str, args: list[str]) -> OpSpec:
     """Only a forward that is exactly ``return <one supported op>(<its inputs>)`` is recognised;
     anything more (a fused chain, a transpose, an extra scale) is ``UnknownOp``."""
-    stmts = [s for s in fwd.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    stmts = [
+        s for s in fwd.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+    ]
     if len(stmts) != 1 or not isinstance(stmts[0], ast.Return) or stmts[0].value is None:
         raise UnknownOp("forward is not a single `return op(inputs)`: fused ops have no template")
     v = stmts[0].value
@@ -113,8 +125,13 @@ def _classify(fwd: ast.FunctionDef, init_src: str, args: list[str]) -> OpSpec:
     elif isinstance(v, ast.Subscript) and isinstance(v.slice, ast.Constant) and v.slice.value == 0:
         v, values = v.value, True
     spec = OpSpec(family="", kind="", init_src="", forward_def="", args=args)
-    if (isinstance(v, ast.BinOp) and isinstance(v.op, ast.MatMult) and not values
-            and [ast.unparse(v.left), ast.unparse(v.right)] == args[:2] and len(args) == 2):
+    if (
+        isinstance(v, ast.BinOp)
+        and isinstance(v.op, ast.MatMult)
+        and not values
+        and [ast.unparse(v.left), ast.unparse(v.right)] == args[:2]
+        and len(args) == 2
+    ):
         spec.family, spec.kind = "matmul", "matmul"
         return spec
     if not isinstance(v, ast.Call) or any(isinstance(a, ast.Starred) for a in v.args):
@@ -137,8 +154,12 @@ def _classify(fwd: ast.FunctionDef, init_src: str, args: list[str]) -> OpSpec:
         attr = name[5:]
         if re.search(rf"self\.{attr}\s*=\s*(?:nn|torch\.nn)\.LayerNorm\s*\(", init_src):
             spec.family, spec.kind = "rownorm", "layer_norm"
-            spec.exprs.update(weight=f"self.{attr}.weight", bias=f"self.{attr}.bias",
-                              eps=f"self.{attr}.eps", shape=f"self.{attr}.normalized_shape")
+            spec.exprs.update(
+                weight=f"self.{attr}.weight",
+                bias=f"self.{attr}.bias",
+                eps=f"self.{attr}.eps",
+                shape=f"self.{attr}.normalized_shape",
+            )
             return spec
     if name in REDUCTIONS and set(kw) <= {"dim", "keepdim"} and len(ops) <= 3:
         dim = kw.get("dim") or (ops[1] if len(ops) > 1 else None)
@@ -163,14 +184,20 @@ def _classify(fwd: ast.FunctionDef, init_src: str, args: list[str]) -> OpSpec:
         spec.exprs["a"] = given.get(names[0], repr(a)) if names else repr(a)
         spec.exprs["b"] = given.get(names[1], repr(b)) if len(names) > 1 else repr(b)
         return spec
-    raise UnknownOp("no offline template for this op (families: activations, sum/mean/max/min "
-                    "over a dim, softmax, log_softmax, LayerNorm, 2-D matmul)")
+    raise UnknownOp(
+        "no offline template for this op (families: activations, sum/mean/max/min "
+        "over a dim, softmax, log_softmax, LayerNorm, 2-D matmul)"
+    )
 
 
 def _float32_only(tree: ast.Module, path: str = "reference") -> None:
     for n in tree.body:
-        if (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
-                and n.targets[0].id == "META"):
+        if (
+            isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and n.targets[0].id == "META"
+        ):
             try:
                 meta = ast.literal_eval(n.value)
             except ValueError:

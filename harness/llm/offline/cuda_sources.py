@@ -10,7 +10,7 @@ from __future__ import annotations
 
 _HEAD = r"""
 #include <torch/extension.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 #include <vector>
@@ -38,7 +38,9 @@ static inline int64_t offline_check_threads(int64_t threads) {
 }
 """
 
-ELEMENTWISE = _HEAD + r"""
+ELEMENTWISE = (
+    _HEAD
+    + r"""
 __device__ __forceinline__ float offline_act(float v, int op, float a, float b) {
   switch (op) {
     case 0: return v > 0.f ? v : 0.f;
@@ -78,14 +80,17 @@ torch::Tensor elementwise_forward(torch::Tensor x, int64_t op, double a, double 
   const int64_t tile = threads * unroll;
   const int64_t blocks = std::min<int64_t>((n + tile - 1) / tile, 1 << 20);
   offline_elementwise_kernel<<<(unsigned)blocks, (unsigned)threads, 0,
-                               at::cuda::getCurrentCUDAStream()>>>(
+                               c10::cuda::getCurrentCUDAStream()>>>(
       xc.data_ptr<float>(), y.data_ptr<float>(), n, (int)op, (float)a, (float)b, (int)unroll);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }
 """
+)
 
-REDUCTION = _HEAD + r"""
+REDUCTION = (
+    _HEAD
+    + r"""
 // One block per output element of the [outer, R, inner] view.
 __global__ void offline_reduce_kernel(const float* __restrict__ x, float* __restrict__ y,
                                       int64_t R, int64_t RL, int64_t inner, int op) {
@@ -120,14 +125,17 @@ torch::Tensor reduce_forward(torch::Tensor x, int64_t dim, bool keepdim, int64_t
   auto y = torch::empty(shape, xc.options());
   if (outer * inner == 0) return y;
   offline_reduce_kernel<<<(unsigned)(outer * inner), (unsigned)threads, threads * sizeof(float),
-                          at::cuda::getCurrentCUDAStream()>>>(
+                          c10::cuda::getCurrentCUDAStream()>>>(
       xc.data_ptr<float>(), y.data_ptr<float>(), R, std::min(R, r_limit), inner, (int)op);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }
 """
+)
 
-ROWNORM = _HEAD + r"""
+ROWNORM = (
+    _HEAD
+    + r"""
 // One block per row of the [outer, R, inner] view (softmax) or of [rows, n] (layer norm).
 __global__ void offline_softmax_kernel(const float* __restrict__ x, float* __restrict__ y,
                                        int64_t R, int64_t RL, int64_t inner, bool log) {
@@ -164,7 +172,7 @@ torch::Tensor softmax_forward(torch::Tensor x, int64_t dim, bool log, int64_t r_
   const int64_t R = xc.size(dim);
   if (outer * inner == 0 || R == 0) return y;
   offline_softmax_kernel<<<(unsigned)(outer * inner), (unsigned)threads, threads * sizeof(float),
-                           at::cuda::getCurrentCUDAStream()>>>(
+                           c10::cuda::getCurrentCUDAStream()>>>(
       xc.data_ptr<float>(), y.data_ptr<float>(), R, std::min(R, r_limit), inner, log);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
@@ -202,15 +210,18 @@ torch::Tensor layernorm_forward(torch::Tensor x, torch::Tensor weight, torch::Te
   auto wc = weight.numel() == n ? weight.contiguous() : weight;
   auto bc = bias.numel() == n ? bias.contiguous() : bias;
   offline_layernorm_kernel<<<(unsigned)rows, (unsigned)threads, threads * sizeof(float),
-                             at::cuda::getCurrentCUDAStream()>>>(
+                             c10::cuda::getCurrentCUDAStream()>>>(
       xc.data_ptr<float>(), weight.numel() == n ? wc.data_ptr<float>() : nullptr,
       bias.numel() == n ? bc.data_ptr<float>() : nullptr, y.data_ptr<float>(), n, (float)eps);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }
 """
+)
 
-MATMUL = _HEAD + r"""
+MATMUL = (
+    _HEAD
+    + r"""
 // Shared-memory tiled matmul; the tile edge T = blockDim.x = blockDim.y is a runtime choice.
 __global__ void offline_matmul_kernel(const float* __restrict__ A, const float* __restrict__ B,
                                       float* __restrict__ C, int64_t M, int64_t N, int64_t K,
@@ -249,12 +260,13 @@ torch::Tensor matmul_forward(torch::Tensor A, torch::Tensor B, int64_t k_limit, 
   const dim3 block((unsigned)tile, (unsigned)tile);
   const dim3 grid((unsigned)((N + tile - 1) / tile), (unsigned)((M + tile - 1) / tile));
   offline_matmul_kernel<<<grid, block, 2 * tile * tile * sizeof(float),
-                          at::cuda::getCurrentCUDAStream()>>>(
+                          c10::cuda::getCurrentCUDAStream()>>>(
       a.data_ptr<float>(), b.data_ptr<float>(), c.data_ptr<float>(), M, N, K, std::min(K, k_limit));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return c;
 }
 """
+)
 
 SOURCES = {"elementwise": ELEMENTWISE, "reduction": REDUCTION, "rownorm": ROWNORM, "matmul": MATMUL}
 
@@ -263,6 +275,6 @@ DECLARATIONS = {
     "elementwise": "torch::Tensor elementwise_forward(torch::Tensor x, int64_t op, double a, double b, int64_t threads, int64_t unroll);",
     "reduction": "torch::Tensor reduce_forward(torch::Tensor x, int64_t dim, bool keepdim, int64_t op, int64_t r_limit, int64_t threads);",
     "rownorm": "torch::Tensor softmax_forward(torch::Tensor x, int64_t dim, bool log, int64_t r_limit, int64_t threads);\n"
-               "torch::Tensor layernorm_forward(torch::Tensor x, torch::Tensor weight, torch::Tensor bias, int64_t n, double eps, int64_t threads);",
+    "torch::Tensor layernorm_forward(torch::Tensor x, torch::Tensor weight, torch::Tensor bias, int64_t n, double eps, int64_t threads);",
     "matmul": "torch::Tensor matmul_forward(torch::Tensor A, torch::Tensor B, int64_t k_limit, int64_t tile);",
 }

@@ -40,9 +40,9 @@ def extension_name(family: str, language: str, broken: bool) -> str:
 
 
 def broken_source(src: str) -> str:
-    """The family's source with a realistic mistake (an undeclared identifier)."""
-    return src.replace("return out;", "return output;", 1).replace("return y;", "return result;", 1).replace(
-        "return c;", "return C_out;", 1)
+    """The family's source with a realistic mistake: a misspelt header. The compiler stops at
+    once (a fatal error), so broken candidates cost seconds, not a full compile."""
+    return src.replace("#include <torch/extension.h>", "#include <torch/extensions.h>", 1)
 
 
 def render(spec: OpSpec, v: Variant) -> str:
@@ -68,10 +68,17 @@ def render(spec: OpSpec, v: Variant) -> str:
         )
         decl = ""
     header = "import math\n\nimport torch\nimport torch.nn as nn\nfrom torch.utils.cpp_extension import load_inline\n"
-    top = [header, spec.constants, f'_SRC = r"""{src}"""\n' + decl, load,
-           "_EMPTY = torch.empty(0)\n" f"BLOCK = {v.block}\nUNROLL = {v.unroll}\nWRONG = {wrong}\n"]
-    cls = ("class ModelNew(nn.Module):\n" + spec.init_src.rstrip() + "\n\n"
-           f"    {spec.forward_def}\n" + _forward_body(spec))
+    top = [
+        header,
+        spec.constants,
+        f'_SRC = r"""{src}"""\n' + decl,
+        load,
+        f"_EMPTY = torch.empty(0)\nBLOCK = {v.block}\nUNROLL = {v.unroll}\nWRONG = {wrong}\n",
+    ]
+    cls = (
+        "class ModelNew(nn.Module):\n" + spec.init_src.rstrip() + "\n\n"
+        f"    {spec.forward_def}\n" + _forward_body(spec)
+    )
     return "\n".join(t.rstrip() + "\n" for t in top if t.strip()) + "\n\n" + cls
 
 
@@ -84,22 +91,30 @@ def _forward_body(spec: OpSpec) -> str:
     e = spec.exprs
     if spec.family == "elementwise":
         code = ACTIVATIONS[spec.kind][0]
-        return (f"        op = ({code} + 3 * WRONG) % 9\n"
-                f"        return _ext.elementwise_forward({x}, op, float({e['a']}), float({e['b']}), BLOCK, UNROLL)\n")
+        return (
+            f"        op = ({code} + 3 * WRONG) % 9\n"
+            f"        return _ext.elementwise_forward({x}, op, float({e['a']}), float({e['b']}), BLOCK, UNROLL)\n"
+        )
     if spec.family == "reduction":
-        return (f"        dim = int({e['dim']})\n"
-                f"        return _ext.reduce_forward({x}, dim, bool({e['keepdim']}), {REDUCTIONS[spec.kind]}, "
-                f"{x}.shape[dim] - WRONG, BLOCK)\n")
+        return (
+            f"        dim = int({e['dim']})\n"
+            f"        return _ext.reduce_forward({x}, dim, bool({e['keepdim']}), {REDUCTIONS[spec.kind]}, "
+            f"{x}.shape[dim] - WRONG, BLOCK)\n"
+        )
     if spec.kind in ("softmax", "log_softmax"):
-        return (f"        dim = int({e['dim']})\n"
-                f"        return _ext.softmax_forward({x}, dim, {spec.kind == 'log_softmax'}, "
-                f"{x}.shape[dim] - WRONG, BLOCK)\n")
+        return (
+            f"        dim = int({e['dim']})\n"
+            f"        return _ext.softmax_forward({x}, dim, {spec.kind == 'log_softmax'}, "
+            f"{x}.shape[dim] - WRONG, BLOCK)\n"
+        )
     if spec.kind == "layer_norm":
-        return (f"        w = {e['weight']}\n        b = {e['bias']}\n"
-                f"        n = math.prod({e['shape']})\n"
-                f"        eps = float({e['eps']}) * (1e6 if WRONG else 1.0)\n"
-                f"        return _ext.layernorm_forward({x}, _EMPTY if w is None else w, "
-                f"_EMPTY if b is None else b, n, eps, BLOCK)\n")
+        return (
+            f"        w = {e['weight']}\n        b = {e['bias']}\n"
+            f"        n = math.prod({e['shape']})\n"
+            f"        eps = float({e['eps']}) * (1e6 if WRONG else 1.0)\n"
+            f"        return _ext.layernorm_forward({x}, _EMPTY if w is None else w, "
+            f"_EMPTY if b is None else b, n, eps, BLOCK)\n"
+        )
     if spec.family == "matmul":
         a, b = spec.args[0], spec.args[1]
         return f"        return _ext.matmul_forward({a}, {b}, {a}.shape[-1] - WRONG, BLOCK)\n"
@@ -111,20 +126,31 @@ def describe(spec: OpSpec, v: Variant) -> tuple[str, str]:
     lang = "cuda" if v.language == "cuda" else "cpu"
     name = f"{spec.kind}_{lang}_b{v.block}" + (f"_u{v.unroll}" if v.unroll > 1 else "")
     if spec.family == "elementwise":
-        how = (f"{v.block} threads per block, each thread handling {v.unroll} elements per grid-stride step"
-               if v.language == "cuda" else
-               f"chunks of {v.block} elements with the inner loop unrolled {v.unroll} times")
+        how = (
+            f"{v.block} threads per block, each thread handling {v.unroll} elements per grid-stride step"
+            if v.language == "cuda"
+            else f"chunks of {v.block} elements with the inner loop unrolled {v.unroll} times"
+        )
         thought = f"Apply {spec.kind} in one pass over memory, using {how}, so each element is read and written once."
     elif spec.family == "reduction":
-        how = (f"one block of {v.block} threads per output with a shared-memory tree reduction"
-               if v.language == "cuda" else f"{v.block} adjacent outputs accumulated together in double precision")
+        how = (
+            f"one block of {v.block} threads per output with a shared-memory tree reduction"
+            if v.language == "cuda"
+            else f"{v.block} adjacent outputs accumulated together in double precision"
+        )
         thought = f"Reduce ({spec.kind}) along the dim with {how} to keep reads contiguous."
     elif spec.family == "rownorm":
-        how = (f"one block of {v.block} threads per row, block-wide reductions in shared memory"
-               if v.language == "cuda" else "one row at a time, statistics in double precision")
+        how = (
+            f"one block of {v.block} threads per row, block-wide reductions in shared memory"
+            if v.language == "cuda"
+            else "one row at a time, statistics in double precision"
+        )
         thought = f"Compute {spec.kind} row-wise with {how}; two passes for statistics, one for the output."
     else:
-        how = (f"{v.block}x{v.block} tiles of A and B staged in shared memory"
-               if v.language == "cuda" else f"{v.block}x{v.block}x{v.block} cache blocks with an i-k-j loop order")
+        how = (
+            f"{v.block}x{v.block} tiles of A and B staged in shared memory"
+            if v.language == "cuda"
+            else f"{v.block}x{v.block}x{v.block} cache blocks with an i-k-j loop order"
+        )
         thought = f"Blocked matmul with {how}, so each loaded value is reused across a tile."
     return name, thought
