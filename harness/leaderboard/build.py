@@ -92,7 +92,8 @@ def _group(runs: list[RunData]) -> dict[tuple, list[RunData]]:
 def _entry(key: tuple, runs: list[RunData], used_ids: set[str]) -> Entry:
     method, variant, llm, device, hardware = key
     runs = sorted(runs, key=lambda r: (r.run.seed, r.run.run_id))
-    label = method + (f" ({variant})" if variant else "") + f" · {short_llm(llm)}"
+    short_variant = variant if not variant or len(variant) <= 24 else variant[:23] + "…"
+    label = method + (f" ({short_variant})" if variant else "") + f" · {short_llm(llm)}"
     eid = _slug(f"{method}-{variant or ''}-{llm.split('@')[0]}-{device}")
     base, k = eid, 2
     while eid in used_ids:

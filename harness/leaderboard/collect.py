@@ -111,7 +111,9 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
                     final_status=fv.status.value,
                     final_message=fv.message,
                     device=fv.device,
-                    hardware=hardware_label(fv.environment or run.environment),
+                    hardware=hardware_label(fv.environment)
+                    if fv.environment.get("gpu")
+                    else hardware_label(run.environment),
                     host_timers=fv.host_timers,
                     speedups={
                         b: SpeedupCell(s.value, s.ci_low, s.ci_high, s.significant, s.p_value)

@@ -113,7 +113,11 @@ def environment(device: str = "cpu", *, probe_torch: bool = True) -> dict[str, A
 
 
 def hardware_label(env: dict[str, Any]) -> str:
-    """A short label to compare machines: the GPU name, else the platform's CPU."""
+    """A short label to compare machines: the GPU name, else the CPU architecture."""
     if env.get("gpu"):
         return str(env["gpu"])
-    return f"CPU ({env.get('machine', '?')})"
+    gpus = env.get("gpus")
+    if isinstance(gpus, list) and gpus:
+        return str(gpus[0])
+    arch = env.get("machine") or env.get("arch")
+    return f"CPU ({arch})" if arch else "CPU"

@@ -196,3 +196,19 @@ def test_newer_store_than_harness_is_refused_with_upgrade_hint(tmp_path):
     con.close()
     with pytest.raises(StoreError, match="upgrade the harness"):
         Store(tmp_path)
+
+
+def test_hardware_label_prefers_the_gpu_then_the_cpu_architecture():
+    from harness.store.fingerprint import hardware_label
+
+    assert hardware_label({"gpu": "NVIDIA H200", "machine": "x86_64"}) == "NVIDIA H200"
+    assert hardware_label({"gpus": ["NVIDIA H100"]}) == "NVIDIA H100"
+    assert hardware_label({"machine": "x86_64"}) == "CPU (x86_64)"
+    assert hardware_label({}) == "CPU"
+
+
+def test_fingerprint_without_torch_probe_still_names_platform_and_torch_version():
+    from harness.store.fingerprint import environment
+
+    env = environment(probe_torch=False)
+    assert env["python"] and env["platform"] and env["torch"]
