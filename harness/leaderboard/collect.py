@@ -7,6 +7,7 @@ for each op (evaluations, LLM calls, tokens, seconds, cost).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,12 @@ def collect(dirs: list[str | Path], *, include_running: bool = True) -> list[Run
     return runs
 
 
+def _finite(*xs: float | None) -> bool:
+    """A speedup usable in statistics: present, finite and positive (a zero or infinite
+    time from a broken measurement is left out, and the op falls back to 1.0)."""
+    return all(x is not None and math.isfinite(x) and x > 0 for x in xs)
+
+
 def _usage_sum(usages: list[dict[str, Any]]) -> dict[str, float]:
     tot: dict[str, float] = {}
     for u in usages:
@@ -95,7 +102,8 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
         if final is not None:
             fv = final.verdict
             host = host or fv.host_timers
-            for b, s in fv.speedups.items():
+            finite = {b: s for b, s in fv.speedups.items() if _finite(s.value, s.ci_low, s.ci_high)}
+            for b, s in finite.items():
                 speedups[b] = SpeedupCI(s.value, s.ci_low, s.ci_high, s.significant, s.p_value)
             cand = repo.get_candidate(final.candidate_id) if final.candidate_id else None
             if cand is not None:
@@ -117,7 +125,7 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
                     host_timers=fv.host_timers,
                     speedups={
                         b: SpeedupCell(s.value, s.ci_low, s.ci_high, s.significant, s.p_value)
-                        for b, s in fv.speedups.items()
+                        for b, s in finite.items()
                     },
                     runtime_us=t.median_us if (t and fv.valid) else None,
                     baselines_us={

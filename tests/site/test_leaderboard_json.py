@@ -148,3 +148,27 @@ def test_best_kernel_carries_source_baselines_and_speed_of_light(lb):
     assert "class ModelNew" in k.source and len(k.source_sha256) == 64
     assert set(k.baselines_us) == {"eager", "compile"} and k.runtime_us > 0
     assert "pct_memory" in k.speed_of_light and k.hardware == "NVIDIA H200"
+
+
+def test_broken_non_finite_speedup_falls_back_instead_of_breaking_the_json(tmp_path):
+    from harness.store import Results, RunSpec
+    from sandbox.verdict import Measurement, Mode, Speedup, Status, Verdict
+
+    repo = Results.open(tmp_path)
+    repo.create_run(
+        RunSpec(method="x", llm="offline", budget={}, environment={}, git_commit="", run_id="r")
+    )
+    repo.ensure_op("r", "relu", "s")
+    cid = repo.add_candidate("r", "relu", trial=0, source="a")
+    inf, nan = float("inf"), float("nan")
+    v = Verdict(
+        status=Status.VALID, mode=Mode.FINAL, task="relu",
+        speedups={"eager": Speedup("eager", inf, nan, inf, None, False)},
+        timings={"candidate": Measurement(0.0, 0.0, 0.0, 1, False)},
+    )  # fmt: skip
+    repo.finish_op(
+        "r", "relu", best_candidate_id=cid, final_verdict_id=repo.add_verdict(v, candidate_id=cid)
+    )
+    lb = build_leaderboard(collect([tmp_path]), [str(tmp_path)])
+    json.loads(lb.to_json(), parse_constant=_no_nan)
+    assert lb.entries[0].ops[0].speedup_eager == 1.0
