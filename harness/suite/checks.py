@@ -26,12 +26,16 @@ class RefRun:
 
 
 def build(task: Task, profile: str, seed: int, device: str | torch.device = "cpu"):
-    """(model, inputs) for ``task`` at ``profile``: seeded, created directly on ``device``."""
+    """(model, inputs) for ``task`` at ``profile``: seeded, inputs created directly on ``device``.
+
+    Mirrors the evaluator (sandbox/worker.py): the model is built on the CPU from a seed, moved to
+    ``device`` and put in eval mode; inputs come from ``get_inputs()`` under ``torch.device``.
+    """
     mod = task.load_module(profile)
+    torch.manual_seed(seed)
+    model = mod.Model(*mod.get_init_inputs()).to(device).eval()
+    torch.manual_seed(seed + 1)
     with torch.device(device):
-        torch.manual_seed(seed)
-        model = mod.Model(*mod.get_init_inputs())
-        torch.manual_seed(seed + 1)
         inputs = list(mod.get_inputs())
     return model, inputs
 
@@ -77,7 +81,8 @@ def trivial_fakes(run: RefRun, other: RefRun) -> dict[str, Sequence[torch.Tensor
         "zeros": [torch.zeros_like(r) for r in run.outputs],
         "ones": [torch.ones_like(r) for r in run.outputs],
         "other-seed mean": [
-            torch.full_like(r, float(o.double().mean())) for r, o in zip(run.outputs, other.outputs, strict=True)
+            torch.full_like(r, float(o.double().mean()))
+            for r, o in zip(run.outputs, other.outputs, strict=True)
         ],
         "other-seed output": list(other.outputs),
     }
@@ -96,7 +101,8 @@ def discriminative_failures(task: Task, profile: str = "small", seed: int = 0) -
     bad = []
     for name, fake in trivial_fakes(run, other).items():
         if all(
-            within_tolerance(f, r, task.meta.atol, task.meta.rtol) for f, r in zip(fake, run.outputs, strict=True)
+            within_tolerance(f, r, task.meta.atol, task.meta.rtol)
+            for f, r in zip(fake, run.outputs, strict=True)
         ):
             bad.append(name)
     return bad

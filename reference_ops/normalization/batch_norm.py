@@ -1,7 +1,8 @@
-"""BatchNorm2d in training mode (normalises with the batch's statistics)."""
+"""BatchNorm over (BATCH, H, W) per channel using the batch's own statistics (training-mode semantics, also under model.eval())."""
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 BATCH = 32
 CH = 64
@@ -13,7 +14,7 @@ META = {
     "dtype": "float32",
     "flops": "8*BATCH*CH*H*W",
     "bytes": "4*2*BATCH*CH*H*W",
-    "description": "BatchNorm2d in training mode (normalises with the batch's statistics).",
+    "description": "BatchNorm over (BATCH, H, W) per channel using the batch's own statistics (training-mode semantics, also under model.eval()).",
 }
 
 SHAPES = {
@@ -24,17 +25,16 @@ SHAPES = {
 
 
 class Model(nn.Module):
-    """BatchNorm2d(CH), training mode, affine with non-trivial weight/bias."""
+    """F.batch_norm with training=True: per-channel batch mean/variance, affine weight/bias."""
 
     def __init__(self, ch: int):
         super().__init__()
-        self.bn = nn.BatchNorm2d(ch)
-        with torch.no_grad():
-            self.bn.weight.add_(0.1 * torch.randn(ch))
-            self.bn.bias.add_(0.1 * torch.randn(ch))
+        self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(ch))
+        self.bias = nn.Parameter(0.1 * torch.randn(ch))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.bn(x)
+        # training=True: statistics always come from the batch, whatever the module's train/eval mode
+        return F.batch_norm(x, None, None, self.weight, self.bias, training=True, eps=1e-5)
 
 
 def get_inputs():
