@@ -38,19 +38,29 @@ class EndpointSession:
 
     @classmethod
     def from_env(cls) -> EndpointSession:
-        missing = [k for k in ("HARNESS_EVAL_SOCKET", "HARNESS_EVAL_TOKEN", "HARNESS_OP")
-                   if not os.environ.get(k)]
+        missing = [
+            k
+            for k in ("HARNESS_EVAL_SOCKET", "HARNESS_EVAL_TOKEN", "HARNESS_OP")
+            if not os.environ.get(k)
+        ]
         if missing:
-            raise EndpointError(f"environment lacks {', '.join(missing)}: start this program "
-                                "through the harness (harness.endpoints.launcher)")
-        return cls(eval_socket=os.environ["HARNESS_EVAL_SOCKET"],
-                   eval_token=os.environ["HARNESS_EVAL_TOKEN"], op=os.environ["HARNESS_OP"],
-                   llm_socket=os.environ.get("HARNESS_LLM_SOCKET"),
-                   llm_token=os.environ.get("OPENAI_API_KEY"),
-                   llm_model=os.environ.get("HARNESS_LLM_MODEL", "default"))
+            raise EndpointError(
+                f"environment lacks {', '.join(missing)}: start this program "
+                "through the harness (harness.endpoints.launcher)"
+            )
+        return cls(
+            eval_socket=os.environ["HARNESS_EVAL_SOCKET"],
+            eval_token=os.environ["HARNESS_EVAL_TOKEN"],
+            op=os.environ["HARNESS_OP"],
+            llm_socket=os.environ.get("HARNESS_LLM_SOCKET"),
+            llm_token=os.environ.get("OPENAI_API_KEY"),
+            llm_model=os.environ.get("HARNESS_LLM_MODEL", "default"),
+        )
 
     def _get_task(self) -> dict:
-        status, body = request(self.eval_socket, "GET", f"/v1/task/{self.op}", token=self.eval_token)
+        status, body = request(
+            self.eval_socket, "GET", f"/v1/task/{self.op}", token=self.eval_token
+        )
         if status != 200:
             raise EndpointError(f"GET /v1/task/{self.op}: HTTP {status}: {body}")
         return body
@@ -62,12 +72,19 @@ class EndpointSession:
         return Budget(**self._get_task()["budget"])
 
     def evaluate(self, proposal: Proposal) -> Verdict:
-        body = {"op": self.op, "source": proposal.source, "name": proposal.name,
-                "thought": proposal.thought, "operator": proposal.operator,
-                "parent_ids": list(proposal.parent_ids)}
+        body = {
+            "op": self.op,
+            "source": proposal.source,
+            "name": proposal.name,
+            "thought": proposal.thought,
+            "operator": proposal.operator,
+            "parent_ids": list(proposal.parent_ids),
+        }
         if getattr(proposal, "allow_torch_ops", False):
             body["allow_torch_ops"] = True
-        status, reply = request(self.eval_socket, "POST", "/v1/evaluate", body, token=self.eval_token)
+        status, reply = request(
+            self.eval_socket, "POST", "/v1/evaluate", body, token=self.eval_token
+        )
         if status == 429:
             raise BudgetExhausted(reply.get("error", {}).get("message", "evaluation budget spent"))
         if status != 200:
@@ -83,7 +100,13 @@ class EndpointSession:
         from harness.llm.config import LLMConfig
 
         if not self.llm_socket or not self.llm_token:
-            raise EndpointError("no LLM gateway in the environment (HARNESS_LLM_SOCKET, OPENAI_API_KEY)")
-        cfg = LLMConfig(model=self.llm_model, base_url=f"unix:{self.llm_socket}::/v1", max_retries=2,
-                        timeout_s=600.0)
+            raise EndpointError(
+                "no LLM gateway in the environment (HARNESS_LLM_SOCKET, OPENAI_API_KEY)"
+            )
+        cfg = LLMConfig(
+            model=self.llm_model,
+            base_url=f"unix:{self.llm_socket}::/v1",
+            max_retries=2,
+            timeout_s=600.0,
+        )
         return OpenAIClient(self.llm_model, cfg, api_key=self.llm_token)

@@ -30,9 +30,15 @@ _FIELDS = {"op", "source", "name", "thought", "operator", "parent_ids", "allow_t
 class EvalEndpoint:
     """Serves one op's task context and feedback evaluation on a unix socket."""
 
-    def __init__(self, socket_path: str, task: TaskContext, evaluate: EvaluateFn, budget: Budget,
-                 token: str | None = None,
-                 on_proposal: Callable[[Proposal], None] | None = None) -> None:
+    def __init__(
+        self,
+        socket_path: str,
+        task: TaskContext,
+        evaluate: EvaluateFn,
+        budget: Budget,
+        token: str | None = None,
+        on_proposal: Callable[[Proposal], None] | None = None,
+    ) -> None:
         self.task = task
         self.evaluate = evaluate
         self.budget = budget
@@ -40,11 +46,15 @@ class EvalEndpoint:
         self.on_proposal = on_proposal
         self.evaluations = 0
         self._lock = threading.Lock()
-        self.server = JSONServer(socket_path, {
-            "/v1/task": self._task_route,
-            "/v1/evaluate": self._evaluate_route,
-            "/v1/health": self._health_route,
-        }, self.token)
+        self.server = JSONServer(
+            socket_path,
+            {
+                "/v1/task": self._task_route,
+                "/v1/evaluate": self._evaluate_route,
+                "/v1/health": self._health_route,
+            },
+            self.token,
+        )
 
     @property
     def socket_path(self) -> str:
@@ -70,10 +80,13 @@ class EvalEndpoint:
     def _task_route(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         if method != "GET":
             raise HTTPError(405, "method_not_allowed", "use GET /v1/task/{op}")
-        op = path[len("/v1/task/"):] if path.startswith("/v1/task/") else ""
+        op = path[len("/v1/task/") :] if path.startswith("/v1/task/") else ""
         self._check_op(op)
-        return 200, {"op": self.task.op, "task": dataclasses.asdict(self.task),
-                     "budget": dataclasses.asdict(self.budget)}
+        return 200, {
+            "op": self.task.op,
+            "task": dataclasses.asdict(self.task),
+            "budget": dataclasses.asdict(self.budget),
+        }
 
     def _evaluate_route(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         if method != "POST" or path != "/v1/evaluate":
@@ -82,7 +95,9 @@ class EvalEndpoint:
         try:
             verdict = self.evaluate(proposal)
         except BudgetExhausted as e:
-            raise HTTPError(429, "budget_exhausted", str(e) or "the evaluation budget is spent") from e
+            raise HTTPError(
+                429, "budget_exhausted", str(e) or "the evaluation budget is spent"
+            ) from e
         with self._lock:
             self.evaluations += 1
         if self.on_proposal is not None:
@@ -92,26 +107,38 @@ class EvalEndpoint:
     # -- checks ---------------------------------------------------------------------------
     def _check_op(self, op: str) -> None:
         if op != self.task.op:
-            raise HTTPError(404, "unknown_op", f"this endpoint serves op {self.task.op!r}, not {op!r}")
+            raise HTTPError(
+                404, "unknown_op", f"this endpoint serves op {self.task.op!r}, not {op!r}"
+            )
 
     def _proposal(self, body: Any) -> Proposal:
         if not isinstance(body, dict):
             raise HTTPError(400, "bad_request", 'send a JSON object {"op": ..., "source": ...}')
         extra = set(body) - _FIELDS
         if extra:
-            raise HTTPError(400, "bad_request", f"unknown fields {sorted(extra)}; allowed: {sorted(_FIELDS)}")
+            raise HTTPError(
+                400, "bad_request", f"unknown fields {sorted(extra)}; allowed: {sorted(_FIELDS)}"
+            )
         self._check_op(str(body.get("op", "")))
         source = body.get("source")
         if not isinstance(source, str) or not source.strip():
-            raise HTTPError(400, "bad_request", "'source' must be the candidate's Python source (a string)")
+            raise HTTPError(
+                400, "bad_request", "'source' must be the candidate's Python source (a string)"
+            )
         if len(source) > MAX_SOURCE:
             raise HTTPError(413, "too_large", f"'source' is {len(source)} chars > {MAX_SOURCE}")
         parents = body.get("parent_ids", [])
         if not isinstance(parents, list) or not all(isinstance(p, int) for p in parents):
-            raise HTTPError(400, "bad_request", "'parent_ids' must be a list of candidate ids (ints)")
-        p = Proposal(source=source, name=str(body.get("name", ""))[:200],
-                     thought=str(body.get("thought", ""))[:4000],
-                     operator=str(body.get("operator", ""))[:50], parent_ids=parents)
+            raise HTTPError(
+                400, "bad_request", "'parent_ids' must be a list of candidate ids (ints)"
+            )
+        p = Proposal(
+            source=source,
+            name=str(body.get("name", ""))[:200],
+            thought=str(body.get("thought", ""))[:4000],
+            operator=str(body.get("operator", ""))[:50],
+            parent_ids=parents,
+        )
         if body.get("allow_torch_ops"):
             p.allow_torch_ops = True  # type: ignore[attr-defined] - recorded; never the best kernel
         return p

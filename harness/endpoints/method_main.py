@@ -18,8 +18,12 @@ from harness.llm.base import BudgetExhausted
 
 
 @click.command()
-@click.option("--method", "method_name", required=True,
-              help="built-in method name, entry point name, or submission folder path")
+@click.option(
+    "--method",
+    "method_name",
+    required=True,
+    help="built-in method name, entry point name, or submission folder path",
+)
 def main(method_name: str) -> None:
     from harness.methods.registry import get_method
 
@@ -36,8 +40,11 @@ def main(method_name: str) -> None:
                 session.evaluate(proposal)
             n += 1
             v = proposal.verdict
-            print(f"[{method_name}] {task.op} proposal {n}: {v.status.value if v else '?'}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"[{method_name}] {task.op} proposal {n}: {v.status.value if v else '?'}",
+                file=sys.stderr,
+                flush=True,
+            )
     except BudgetExhausted as e:
         print(f"[{method_name}] budget spent: {e}", file=sys.stderr, flush=True)
     finally:

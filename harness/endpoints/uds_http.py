@@ -65,8 +65,12 @@ class _Handler(BaseHTTPRequestHandler):
         srv: JSONServer = self.server.owner  # type: ignore[attr-defined]
         try:
             if not srv.authorized(self.headers.get("Authorization", "")):
-                raise HTTPError(401, "unauthorized", "missing or wrong bearer token "
-                                "(send 'Authorization: Bearer $HARNESS_EVAL_TOKEN')")
+                raise HTTPError(
+                    401,
+                    "unauthorized",
+                    "missing or wrong bearer token "
+                    "(send 'Authorization: Bearer $HARNESS_EVAL_TOKEN')",
+                )
             body = None
             n = int(self.headers.get("Content-Length") or 0)
             if n > MAX_BODY:
@@ -81,7 +85,10 @@ class _Handler(BaseHTTPRequestHandler):
         except HTTPError as e:
             status, payload = e.status, e.body()
         except Exception as e:  # noqa: BLE001 - the server must answer, never die
-            status, payload = 500, {"error": {"type": "internal", "message": f"{type(e).__name__}: {e}"}}
+            status, payload = (
+                500,
+                {"error": {"type": "internal", "message": f"{type(e).__name__}: {e}"}},
+            )
         self._reply(status, payload)
 
     def do_GET(self) -> None:  # noqa: N802
@@ -94,8 +101,9 @@ class _Handler(BaseHTTPRequestHandler):
 class JSONServer:
     """A threaded JSON-over-HTTP server on a unix socket; ``routes`` map a path prefix to a handler."""
 
-    def __init__(self, path: str, routes: dict[str, Route], token: str | None,
-                 socket_mode: int = 0o660) -> None:
+    def __init__(
+        self, path: str, routes: dict[str, Route], token: str | None, socket_mode: int = 0o660
+    ) -> None:
         self.path = path
         self.routes = routes
         self.token = token
@@ -104,8 +112,11 @@ class JSONServer:
         self._srv = _UnixHTTPServer(path, _Handler)
         self._srv.owner = self  # type: ignore[attr-defined]
         os.chmod(path, socket_mode)
-        self._thread = threading.Thread(target=self._srv.serve_forever, daemon=True,
-                                        name=f"kh-endpoint-{os.path.basename(path)}")
+        self._thread = threading.Thread(
+            target=self._srv.serve_forever,
+            daemon=True,
+            name=f"kh-endpoint-{os.path.basename(path)}",
+        )
 
     def authorized(self, header: str) -> bool:
         if self.token is None:
@@ -151,8 +162,14 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock = s
 
 
-def request(socket_path: str, method: str, path: str, body: Any = None, token: str | None = None,
-            timeout: float = 3600.0) -> tuple[int, Any]:
+def request(
+    socket_path: str,
+    method: str,
+    path: str,
+    body: Any = None,
+    token: str | None = None,
+    timeout: float = 3600.0,
+) -> tuple[int, Any]:
     """One JSON request over a unix socket; returns (HTTP status, decoded JSON body)."""
     conn = _UnixConnection(socket_path, timeout)
     headers = {"Content-Type": "application/json"}
@@ -168,4 +185,6 @@ def request(socket_path: str, method: str, path: str, body: Any = None, token: s
     try:
         return resp.status, json.loads(raw) if raw else None
     except ValueError:
-        return resp.status, {"error": {"type": "bad_json", "message": raw[:200].decode(errors="replace")}}
+        return resp.status, {
+            "error": {"type": "bad_json", "message": raw[:200].decode(errors="replace")}
+        }

@@ -36,6 +36,10 @@ _lock = threading.Lock()
 _cleaned: set[str] = set()  # base urls whose leftovers were already cleaned by this process
 
 
+class ImageUnavailable(RuntimeError):
+    """The image to run is not on the engine; the message says how to build or choose one."""
+
+
 @dataclass(frozen=True)
 class ImageSpec:
     """Which image runs the worker, and what of the host it sees.
@@ -263,6 +267,19 @@ class DockerLauncher:
         except Exception as e:  # noqa: BLE001 - doctor line, never raises
             return f"docker: unavailable ({e})"
 
+    def _require_image(self, client) -> None:
+        import docker
+
+        try:
+            client.images.get(self.image.image)
+        except docker.errors.ImageNotFound as e:
+            raise ImageUnavailable(
+                f"container image {self.image.image!r} is not present on the engine "
+                f"({engine.describe_client(client).line()}). Build it with `nox -s image` (needs "
+                "a registry for the CUDA base image), or on a machine without one use the host-env "
+                "image: eval \"$(python -m sandbox.isolation.hostenv)\" (docs/containers.md)."
+            ) from e
+
     def _argv(self, spec: WorkerSpec) -> list[str]:
         argv = list(spec.argv)
         if self.image.python and argv and "python" in os.path.basename(argv[0]):
@@ -288,6 +305,7 @@ class DockerLauncher:
         return vols
 
     def start(self, spec: WorkerSpec) -> ContainerHandle:
+        self._require_image(self.client)
         user = _user_for(self.image.user)
         uid, gid = (int(x) for x in user.split(":"))
         vols = self._volumes(spec, uid, gid, chown=os.getuid() == 0 and uid != 0)
