@@ -108,3 +108,21 @@ def _single(spec: str, *, store: Store | None, config: LLMConfig, device: str | 
 
 def _base_url(model: ChatModel) -> str | None:
     return getattr(model, "base_url", None)
+
+
+def spec_is_offline(spec: str, store: Store | None = None) -> bool:
+    """Whether ``spec`` yields offline (not-LLM) answers, without building the model: offline
+    specs, ensembles of them, and replays of runs whose recorded calls were all offline."""
+    parts = [p.strip() for p in (spec or "").split(",") if p.strip()]
+    if not parts:
+        return False
+    for p in parts:
+        if p == "offline" or p.startswith("offline:"):
+            continue
+        if p.startswith("replay:") and store is not None:
+            rows = store.query("SELECT COUNT(*) AS n, COALESCE(SUM(offline), 0) AS off FROM llm_calls "
+                               "WHERE run_id = ?", (p[len("replay:"):],))
+            if rows and rows[0]["n"] > 0 and rows[0]["n"] == rows[0]["off"]:
+                continue
+        return False
+    return True
