@@ -115,8 +115,14 @@ def measure_peaks(device: str, timer: Timer) -> dict:
 
 
 def input_copies(task: Task, profile: str, device: str, copies: int, seed: int = 0):
+    """The model (built once, like the evaluator) and ``copies`` input sets from different seeds."""
     model, first = build(task, profile, seed, device)
-    sets = [first] + [build(task, profile, seed + 100 * (i + 1), device)[1] for i in range(copies - 1)]
+    mod = task.load_module(profile)
+    sets = [first]
+    for i in range(1, copies):
+        torch.manual_seed(seed + 100 * i)
+        with torch.device(device):
+            sets.append(list(mod.get_inputs()))
     return model, sets
 
 
@@ -276,7 +282,7 @@ def main(argv=None) -> int:
                                       initargs=(lock, cache))
         futs = {pool.submit(compile_and_time, str(t.path), results[t.name]["profile"], args.device, args.reps,
                             args.copies, deadline): t for t in tasks if results[t.name]["eager_us"] is not None}
-        grace = 120.0  # a compile started before the deadline may finish within this
+        grace = 60.0  # a compile started before the deadline may finish within this
         try:
             for f in cf.as_completed(futs, timeout=max(1.0, deadline - time.time() + grace)):
                 t = futs[f]
@@ -294,8 +300,10 @@ def main(argv=None) -> int:
         finally:
             for f, t in futs.items():
                 if not f.done():
+                    running = f.running()
                     f.cancel()
-                    results[t.name]["notes"].append("compile skipped (deadline)")
+                    results[t.name]["notes"].append(
+                        "compile unfinished at deadline" if running else "compile skipped (deadline)")
             procs = list(getattr(pool, "_processes", {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
             for p in procs:
