@@ -263,3 +263,20 @@ def _make_handler(gw: Gateway) -> type[BaseHTTPRequestHandler]:
                 pass
 
     return Handler
+
+
+def openai_client(url: str | None = None, token: str | None = None, **kwargs: Any) -> Any:
+    """A stock ``openai.OpenAI`` for a method program: talks to the gateway at ``url`` (default
+    ``$HARNESS_LLM_GATEWAY`` or ``$OPENAI_BASE_URL``), over TCP or a ``unix:PATH`` socket."""
+    import openai
+
+    from harness.llm.client import _httpx
+
+    url = url or os.environ.get("HARNESS_LLM_GATEWAY") or os.environ.get("OPENAI_BASE_URL")
+    token = token or os.environ.get("OPENAI_API_KEY")
+    if not url or not token:
+        raise LLMError("no gateway: set HARNESS_LLM_GATEWAY (or OPENAI_BASE_URL) and OPENAI_API_KEY")
+    if url.startswith("unix:"):
+        http_client = _httpx.Client(transport=_httpx.HTTPTransport(uds=url[len("unix:"):]))
+        return openai.OpenAI(base_url="http://gateway/v1", api_key=token, http_client=http_client, **kwargs)
+    return openai.OpenAI(base_url=url, api_key=token, **kwargs)

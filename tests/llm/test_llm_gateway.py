@@ -100,3 +100,14 @@ def test_gateway_refuses_models_it_does_not_serve(fake_server, llm_config, store
         client = openai.OpenAI(base_url=gw.url, api_key=gw.token, max_retries=0)
         with pytest.raises(openai.NotFoundError):
             client.chat.completions.create(model="gpt-expensive", messages=[{"role": "user", "content": "x"}])
+
+
+def test_stock_openai_client_reaches_a_unix_socket_gateway(tmp_path, store):
+    from harness.llm.gateway import openai_client
+
+    with Gateway(make_model("offline", store=store, run_id="u2", device="cpu"), unix_socket=tmp_path / "g.sock") as gw:
+        env = gw.child_env(base={})
+        assert "OPENAI_BASE_URL" not in env and env["HARNESS_LLM_GATEWAY"] == gw.url
+        client = openai_client(env["HARNESS_LLM_GATEWAY"], env["OPENAI_API_KEY"], max_retries=0)
+        r = client.chat.completions.create(model="offline", messages=[{"role": "user", "content": "Summarize: error x"}])
+    assert r.choices[0].message.content and r.model == "offline"
