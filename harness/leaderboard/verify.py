@@ -137,8 +137,13 @@ def verify(
             task = load_task(path)
             note = "task file changed since the run" if task.sha256 != k.task_sha256 else ""
             dev = device or k.device
-            cfg = EvalConfig(mode=Mode.FINAL, device=dev, sandbox=sandbox,
-                             profile="small" if dev == "cpu" else "default")  # fmt: skip
+            cpu = not dev.startswith("cuda")
+            # as the runner judges: small shapes and the eager baseline only on a CPU
+            cfg = EvalConfig(
+                mode=Mode.FINAL, device=dev, sandbox=sandbox,
+                profile="small" if cpu else "default",
+                baselines=("eager",) if cpu else ("eager", "compile"),
+            )  # fmt: skip
             progress(f"verify: {e.entry_id} {o.op} on {dev} ...")
             try:
                 v = evaluate_fn(task, k.source, cfg)

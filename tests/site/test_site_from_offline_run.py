@@ -83,3 +83,16 @@ def test_offline_run_overview_screenshot_is_a_test_artifact(offline_site, browse
     shot = screenshot(page, "overview-offline-run.png")
     assert shot.stat().st_size > 10_000 and problems == []
     page.close()
+
+
+def test_verify_rejudges_a_recorded_kernel_with_the_real_evaluator(offline_site):
+    results, _ = offline_site
+    res = harness(
+        "leaderboard", "verify", "--results", str(results), "--op", "relu", "--json", timeout=900
+    )
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    report = json.loads(res.stdout)
+    (row,) = report["rows"]
+    assert row["op"] == "relu" and row["new_status"] == "valid" and row["new"] > 0
+    assert row["holds"] in (True, False) and report["checked"] == 1
+    assert report["hardware_here"].startswith("CPU")
