@@ -60,7 +60,7 @@ def within_tolerance(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: fl
     finite wherever ref is finite (NaN/inf only where the reference has them, and equal)."""
     if out.shape != ref.shape:
         return False
-    o, r = out.detach().to("cpu", torch.float64), ref.detach().to("cpu", torch.float64)
+    o, r = out.detach().to(torch.float64), ref.detach().to(torch.float64)
     fin = torch.isfinite(r)
     if not bool(torch.isfinite(o[fin]).all()):
         return False
@@ -94,10 +94,10 @@ def trivial_fakes(run: RefRun, other: RefRun) -> dict[str, Sequence[torch.Tensor
     return fakes
 
 
-def discriminative_failures(task: Task, profile: str = "small", seed: int = 0) -> list[str]:
+def discriminative_failures(task: Task, profile: str = "small", seed: int = 0, device: str = "cpu") -> list[str]:
     """Names of trivial outputs that PASS the op's tolerance (empty list = the op discriminates)."""
-    run = run_reference(task, profile, seed)
-    other = run_reference(task, profile, seed + 1000)
+    run = run_reference(task, profile, seed, device)
+    other = run_reference(task, profile, seed + 1000, device)
     bad = []
     for name, fake in trivial_fakes(run, other).items():
         if all(
