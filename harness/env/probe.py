@@ -92,14 +92,25 @@ def probe_torch() -> tuple[str, str | None, bool, list[Gpu]]:
     if avail:
         for i in range(torch.cuda.device_count()):
             p = torch.cuda.get_device_properties(i)
-            gpus.append(Gpu(i, p.name, round(p.total_memory / 2**30, 1), p.multi_processor_count, f"{p.major}.{p.minor}"))
+            gpus.append(
+                Gpu(
+                    i,
+                    p.name,
+                    round(p.total_memory / 2**30, 1),
+                    p.multi_processor_count,
+                    f"{p.major}.{p.minor}",
+                )
+            )
     return torch.__version__, torch.version.cuda, avail, gpus
 
 
+@functools.lru_cache(maxsize=1)
 def probe_driver() -> str | None:
     if not shutil.which("nvidia-smi"):
         return None
-    rc, out = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=15)
+    rc, out = _run(
+        ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=15
+    )
     return out.splitlines()[0].strip() if rc == 0 and out else None
 
 
@@ -144,18 +155,37 @@ def _sandbox_prefixes() -> tuple[list[str], list[str]]:
         return _bwrap_prefix(None), _unshare_prefix()
     except Exception:  # noqa: BLE001 - sandbox package absent or changed: use equivalent flags
         return (
-            ["bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/",
-             "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--"],
+            [
+                "bwrap",
+                "--unshare-net",
+                "--unshare-pid",
+                "--die-with-parent",
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev-bind",
+                "/dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "--tmpfs",
+                "/tmp",
+                "--",
+            ],
             ["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"],
         )
 
 
 def probe_bwrap() -> Tool:
     if not shutil.which("bwrap"):
-        return Tool("bwrap", False, detail="not installed (Debian/Ubuntu: apt-get install bubblewrap)")
+        return Tool(
+            "bwrap", False, detail="not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+        )
     rc, out = _run(_sandbox_prefixes()[0] + ["true"])
     _, ver = _run(["bwrap", "--version"])
-    return Tool("bwrap", rc == 0, ver.replace("bubblewrap", "").strip(), "" if rc == 0 else out[-300:])
+    return Tool(
+        "bwrap", rc == 0, ver.replace("bubblewrap", "").strip(), "" if rc == 0 else out[-300:]
+    )
 
 
 def probe_unshare() -> Tool:
@@ -172,9 +202,14 @@ def probe_engines() -> list[Tool]:
         from sandbox.isolation.engine import probe as engine_probe
 
         info = engine_probe()
-        tools.append(Tool("container engine", info.available,
-                          f"{info.name} {info.version}".strip() if info.available else "",
-                          info.base_url if info.available else info.error[-400:]))
+        tools.append(
+            Tool(
+                "container engine",
+                info.available,
+                f"{info.name} {info.version}".strip() if info.available else "",
+                info.base_url if info.available else info.error[-400:],
+            )
+        )
     except Exception as e:  # noqa: BLE001 - fall back to the SDK's own lookup
         try:
             import docker
@@ -182,7 +217,9 @@ def probe_engines() -> list[Tool]:
             client = docker.from_env(timeout=5)
             client.ping()
             v = client.version()
-            tools.append(Tool("container engine", True, str(v.get("Version", "")), client.api.base_url))
+            tools.append(
+                Tool("container engine", True, str(v.get("Version", "")), client.api.base_url)
+            )
         except Exception as e2:  # noqa: BLE001
             tools.append(Tool("container engine", False, detail=f"{e2} ({e})"[-400:]))
     for cli in ("docker", "podman"):
@@ -224,12 +261,25 @@ def conclude(r: EnvReport) -> list[tuple[str, str]]:
     elif not cxx:
         out.append(("can judge CUDA candidates", "no (no C++ host compiler)"))
     else:
-        out.append(("can judge CUDA candidates", f"yes ({r.gpus[0].name}, nvcc {t['nvcc'].version})"))
-    out.append(("can judge Triton candidates",
-                "yes" if gpu and triton else f"no ({'no GPU' if not gpu else 'triton not installed'})"
-                + ("; CPU interpreter only (TRITON_INTERPRET=1)" if triton and not gpu else "")))
+        out.append(
+            ("can judge CUDA candidates", f"yes ({r.gpus[0].name}, nvcc {t['nvcc'].version})")
+        )
+    out.append(
+        (
+            "can judge Triton candidates",
+            "yes"
+            if gpu and triton
+            else f"no ({'no GPU' if not gpu else 'triton not installed'})"
+            + ("; CPU interpreter only (TRITON_INTERPRET=1)" if triton and not gpu else ""),
+        )
+    )
     out.append(("can judge C++ (CPU) candidates", "yes" if cxx else "no (no C++ compiler)"))
-    out.append(("can time against baselines", "yes (CUDA events)" if gpu else "CPU timing only (not comparable to GPU results)"))
+    out.append(
+        (
+            "can time against baselines",
+            "yes (CUDA events)" if gpu else "CPU timing only (not comparable to GPU results)",
+        )
+    )
     if t["bwrap"].ok:
         iso = "bwrap"
     elif t["unshare --net"].ok:
@@ -238,15 +288,31 @@ def conclude(r: EnvReport) -> list[tuple[str, str]]:
         iso = "none (WARNING: candidates would run without network isolation)"
     out.append(("network isolation", iso))
     eng = t["container engine"]
-    out.append(("docker sandbox", f"yes ({eng.version} at {eng.detail})" if eng.ok else "no (no Docker-API engine answered)"))
+    out.append(
+        (
+            "docker sandbox",
+            f"yes ({eng.version} at {eng.detail})"
+            if eng.ok
+            else "no (no Docker-API engine answered)",
+        )
+    )
     free = min(r.disk_free_gib.values(), default=0.0)
-    out.append(("disk", "ok" if free >= 5 else f"low ({free} GiB free; builds and results need a few GiB)"))
+    out.append(
+        ("disk", "ok" if free >= 5 else f"low ({free} GiB free; builds and results need a few GiB)")
+    )
     return out
 
 
 def probe_all() -> EnvReport:
     torch_v, torch_cuda, avail, gpus = probe_torch()
-    tools = [probe_nvcc(), probe_cxx(), probe_triton(), probe_bwrap(), probe_unshare(), *probe_engines()]
+    tools = [
+        probe_nvcc(),
+        probe_cxx(),
+        probe_triton(),
+        probe_bwrap(),
+        probe_unshare(),
+        *probe_engines(),
+    ]
     r = EnvReport(
         python=platform.python_version(),
         platform=platform.platform(),
@@ -269,12 +335,21 @@ def git_commit(repo: Path = REPO_ROOT) -> str | None:
     rc, out = _run(["git", "-C", str(repo), "rev-parse", "HEAD"], timeout=10)
     if rc != 0:
         return None
-    rc2, status = _run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"], timeout=10)
+    rc2, status = _run(
+        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"], timeout=10
+    )
     return out.strip() + ("-dirty" if rc2 == 0 and status.strip() else "")
 
 
 def fingerprint() -> dict[str, Any]:
-    """Short, stable description of where a measurement was taken (recorded with results)."""
+    """Short, stable description of where a measurement was taken (recorded with results).
+
+    Cheap after the first call (the slow parts are cached); returns a fresh dict each time."""
+    return dict(_fingerprint())
+
+
+@functools.lru_cache(maxsize=1)
+def _fingerprint() -> dict[str, Any]:
     torch_v, torch_cuda, avail, gpus = probe_torch()
     from harness import __version__
 
