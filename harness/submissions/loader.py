@@ -8,6 +8,7 @@ precomputed kernels of an evaluation-only entry, one proposal per file, through 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import inspect
 import re
@@ -30,8 +31,9 @@ class SubmissionError(ValueError):
         self.fix = fix
 
 
-def load_submission_method(path: str | Path):
-    """Return the method object a ``submissions/NAME/`` folder describes."""
+def load_submission_method(path: str | Path, **options):
+    """Return the method object a ``submissions/NAME/`` folder describes. ``options`` (from
+    ``harness run -o KEY=VALUE``) override the folder's ``[method.options]``."""
     from harness.submissions.validate import validate_submission
 
     spec, problems = validate_submission(Path(path), import_plugin=False)
@@ -42,7 +44,12 @@ def load_submission_method(path: str | Path):
             f"fix the fields above, then check with `harness submit validate {path}`",
         )
     if spec.kind == "kernels":
+        if options:
+            raise SubmissionError(f"{path} is an evaluation-only entry: it takes no method options "
+                                  f"(got {sorted(options)})", "drop the -o/--option flags")
         return KernelsMethod(spec)
+    if options:
+        spec = dataclasses.replace(spec, options={**spec.options, **options})
     return load_plugin_method(spec)
 
 

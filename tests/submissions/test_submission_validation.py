@@ -183,7 +183,8 @@ def test_registry_resolves_a_submission_folder_by_name(monkeypatch):
 
     monkeypatch.setenv("HARNESS_SUBMISSIONS", str(REPO / "submissions"))
     method = registry.get_method("plan-then-code")
-    assert method.name == "plan-then-code"
+    assert method.name == "plan-then-code" and method.plan_steps == 4
+    assert registry.get_method("plan-then-code", plan_steps=2).plan_steps == 2  # harness run -o plan_steps=2
     with pytest.raises(registry.UnknownMethod, match="plan-then-code"):
         registry.get_method("plan-then-cod")
 
