@@ -203,3 +203,21 @@ def test_example_submission_runs_through_harness_run_with_the_offline_model(tmp_
     assert_offline_run_stored(proc, con, "plan-then-code", ["relu"], 3)
     purposes = [r[0] for r in con.execute("SELECT request_json FROM llm_calls ORDER BY call_id")]
     assert len(purposes) == 6  # plan + code per trial
+
+
+def test_scaffolded_kernels_entry_asks_for_its_first_kernel_file(tmp_path):
+    folder = scaffold("my-kernels", tmp_path, kernels=True)
+    _, problems = validate_submission(folder)
+    assert [p.field for p in problems] == ["method.kernels"] and "no .py files" in problems[0].message
+    (folder / "kernels" / "relu.py").write_text(MODELNEW)
+    assert validate_submission(folder)[1] == []
+
+
+def test_cli_validate_json_lists_problems(tmp_path):
+    import json
+
+    folder = write(tmp_path / "sub", '[submission]\nname = "sub"\n')
+    res = CliRunner().invoke(submit_cli, ["validate", "--json", str(folder)])
+    data = json.loads(res.output)
+    assert res.exit_code == 1 and data["ok"] is False
+    assert {"field", "message", "fix"} <= set(data["problems"][0])
