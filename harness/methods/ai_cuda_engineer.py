@@ -220,7 +220,8 @@ class AICudaEngineer:
                 )
 
     def _rag(self, st: _OpState, llm, evaluate, models) -> Iterator[Proposal]:
-        hits = self.archive.similar(st.functional, k=self.archive_k, exclude_op=st.task.op)
+        hits = [(e, sim) for e, sim in self.archive.similar(st.functional, k=self.archive_k, exclude_op=st.task.op)
+                if sim > 0.0]  # an op sharing no token with this one is no stepping stone
         if not hits:
             return
         examples = [

@@ -240,3 +240,11 @@ def test_convert_stage_is_judged_by_the_real_evaluator_with_torch_ops_allowed():
     # the same functional rewrite as a kernel candidate is rejected: torch does the work
     strict = evaluate(task, FUNCTIONAL_RELU, EvalConfig(device="cpu", profile="small", max_timing_s=1.0))
     assert not strict.valid
+
+
+def test_rag_is_skipped_when_no_archived_op_shares_anything_with_this_one():
+    method = AICudaEngineer(convert_attempts=0)
+    method.archive.add(ArchiveEntry("matmul", MATMUL, "MATMUL_KERNEL", 3.0))
+    llm = ScriptedLLM(lambda call, i: kernel(10.0))
+    props, _ = run(method, llm, budget=45, task=task_context("other", "def zz(q):\n    return qq\n"))
+    assert llm.by_purpose("rag") == [] and len(props) == 45  # its share went to evolution
