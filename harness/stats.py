@@ -183,6 +183,11 @@ def summarize_run(
     empty = Estimate(None)
     if n == 0:
         return RunSummary(baseline, 0, 0, *([empty] * 8))
+    valid = [o for o in outcomes if o.final_status == "valid"]
+    if valid and not any(o.speedup(baseline) for o in valid):
+        # the baseline was never measured (e.g. no torch.compile on a CPU): say nothing,
+        # rather than count every op as a 1.0 fallback
+        return RunSummary(baseline, n, len(valid), *([Estimate(None, n=n)] * 8))
     counts = np.array([[o.compiled, o.trials] for o in outcomes], dtype=float)
     correct = np.array([[o.correct, o.trials] for o in outcomes], dtype=float)
     total = counts[:, 1].sum()

@@ -150,6 +150,10 @@ def validity_scatter(entries: list[Entry], width: int = 460, height: int = 320) 
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="{color}"><title>{escape(e.label)}: '
             f"{r.value:.0%} correct, {g.value:.2f}x</title></circle>"
         )
-        out.append(f'<text x="{cx + 7:.1f}" y="{cy - 6:.1f}">{escape(e.method)}</text>')
+        right_side = cx < width - right - 90
+        anchor, tx = ("start", cx + 7) if right_side else ("end", cx - 7)
+        out.append(
+            f'<text x="{tx:.1f}" y="{cy - 6:.1f}" text-anchor="{anchor}">{escape(e.method)}</text>'
+        )
     out.append("</svg>")
     return "\n".join(out)

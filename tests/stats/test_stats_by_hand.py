@@ -176,3 +176,10 @@ def test_mean_ci_of_speedups_over_seeds_is_geometric_and_positive():
     assert e.ci_low == pytest.approx(math.exp(math.log(2) - h), rel=1e-5) and e.ci_low > 0
     rates = mean_ci([0.1, 0.9], bounds=(0.0, 1.0))
     assert rates.ci_low == 0.0 and rates.ci_high == 1.0
+
+
+def test_unmeasured_baseline_gives_no_numbers_rather_than_fallback_ones():
+    # CPU runs measure no torch.compile baseline: valid kernels without a "compile" speedup
+    s = summarize_run(TABLE, "compile")
+    assert s.n_ops == 4 and s.geomean.value is None and s.fast_1.value is None
+    assert s.correct_rate.value is None
