@@ -14,26 +14,77 @@ from harness.methods.base import Budget
 
 @click.command("run")
 @click.option("--method", "-m", required=True, help="Method name (see `harness methods list`).")
-@click.option("--suite", default=None, help="Suite name (smoke, level1, level2, full) or a KernelBench folder/file.")
+@click.option(
+    "--suite",
+    default=None,
+    help="Suite name (smoke, level1, level2, full) or a KernelBench folder/file.",
+)
 @click.option("--ops", default=None, help="Comma-separated op names (instead of --suite).")
 @llm_options
-@click.option("--budget", type=int, default=None, help="Evaluations per op (default: the method's, 45 for most).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the method's choices and the offline model.")
-@click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None,
-              help="Where candidates run (default: cuda when available).")
-@click.option("--results", type=click.Path(file_okay=False), default="results", show_default=True,
-              help="Results directory (holds harness.sqlite).")
+@click.option(
+    "--budget",
+    type=int,
+    default=None,
+    help="Evaluations per op (default: the method's, 45 for most).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the method's choices and the offline model.",
+)
+@click.option(
+    "--device",
+    type=click.Choice(["cuda", "cpu"]),
+    default=None,
+    help="Where candidates run (default: cuda when available).",
+)
+@click.option(
+    "--results",
+    type=click.Path(file_okay=False),
+    default="results",
+    show_default=True,
+    help="Results directory (holds harness.sqlite).",
+)
 @click.option("--run-id", default=None, help="Resume (or name) a run: finished ops are skipped.")
-@click.option("--sandbox", type=click.Choice(["process", "docker"]), default="process", show_default=True)
+@click.option(
+    "--sandbox", type=click.Choice(["process", "docker"]), default="process", show_default=True
+)
 @click.option("--jobs", type=int, default=1, show_default=True, help="Ops optimised in parallel.")
-@click.option("--option", "-o", "options", multiple=True, metavar="KEY=VALUE",
-              help="Method option (e.g. -o population_size=5); values parsed as int/float/bool when they look so.")
-@click.option("--eval-option", "eval_options", multiple=True, metavar="KEY=VALUE",
-              help="Evaluator setting for this run (an EvalConfig field, e.g. max_timing_s=2); recorded with the run.")
+@click.option(
+    "--option",
+    "-o",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Method option (e.g. -o population_size=5); values parsed as int/float/bool when they look so.",
+)
+@click.option(
+    "--eval-option",
+    "eval_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Evaluator setting for this run (an EvalConfig field, e.g. max_timing_s=2); recorded with the run.",
+)
 @click.option("--quiet", is_flag=True, help="No progress lines (the summary is still printed).")
-def cli(method: str, suite: str | None, ops: str | None, budget: int | None, seed: int,
-        device: str | None, results: str, run_id: str | None, sandbox: str, jobs: int,
-        options: tuple[str, ...], eval_options: tuple[str, ...], quiet: bool, llm_spec: str | None, llm_config: Any) -> None:
+def cli(
+    method: str,
+    suite: str | None,
+    ops: str | None,
+    budget: int | None,
+    seed: int,
+    device: str | None,
+    results: str,
+    run_id: str | None,
+    sandbox: str,
+    jobs: int,
+    options: tuple[str, ...],
+    eval_options: tuple[str, ...],
+    quiet: bool,
+    llm_spec: str | None,
+    llm_config: Any,
+) -> None:
     """Run METHOD over ops of the suite: search in feedback mode, re-judge each op's best kernel
     in final mode, store everything in RESULTS/harness.sqlite, print a summary table.
 
@@ -50,7 +101,9 @@ def cli(method: str, suite: str | None, ops: str | None, budget: int | None, see
     if suite and ops:
         raise click.UsageError("give either --suite or --ops, not both")
     if not suite and not ops:
-        raise click.UsageError("choose the ops: --suite smoke (or level1, full) or --ops relu,softmax")
+        raise click.UsageError(
+            "choose the ops: --suite smoke (or level1, full) or --ops relu,softmax"
+        )
     if device is None:
         import torch
 
@@ -59,7 +112,9 @@ def cli(method: str, suite: str | None, ops: str | None, budget: int | None, see
         import torch
 
         if not torch.cuda.is_available():
-            raise click.UsageError("--device cuda: no CUDA GPU visible to torch here; use --device cpu")
+            raise click.UsageError(
+                "--device cuda: no CUDA GPU visible to torch here; use --device cpu"
+            )
     if jobs < 1:
         raise click.UsageError("--jobs must be >= 1")
     llm_spec = llm_spec or "offline"
@@ -87,11 +142,15 @@ def cli(method: str, suite: str | None, ops: str | None, budget: int | None, see
     except ValueError as e:
         raise click.ClickException(str(e)) from e
     click.echo(report.table())
-    click.echo(f"\nrun {report.run_id}: results in {report.results_path}"
-               f"{' (offline model: dry run)' if llm_spec.startswith('offline') else ''}")
+    click.echo(
+        f"\nrun {report.run_id}: results in {report.results_path}"
+        f"{' (offline model: dry run)' if llm_spec.startswith('offline') else ''}"
+    )
     if report.failed:
-        click.echo(f"{len(report.failed)} op(s) failed; rerun with --run-id {report.run_id} to retry them",
-                   err=True)
+        click.echo(
+            f"{len(report.failed)} op(s) failed; rerun with --run-id {report.run_id} to retry them",
+            err=True,
+        )
         sys.exit(1)
 
 
@@ -114,8 +173,10 @@ def _eval_overrides(items: tuple[str, ...]) -> dict[str, Any]:
     out = _parse_options(items)
     bad = sorted(set(out) - allowed)
     if bad:
-        raise click.BadParameter(f"unknown evaluator setting(s) {bad}; allowed: {sorted(allowed)}",
-                                 param_hint="--eval-option")
+        raise click.BadParameter(
+            f"unknown evaluator setting(s) {bad}; allowed: {sorted(allowed)}",
+            param_hint="--eval-option",
+        )
     if "baselines" in out and isinstance(out["baselines"], str):
         out["baselines"] = tuple(b for b in out["baselines"].split("+") if b)
     return out

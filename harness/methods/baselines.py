@@ -25,12 +25,20 @@ class _Sampler:
     def _n(self, budget: Budget) -> int:
         return budget.evaluations
 
-    def optimize(self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn,
-                 budget: Budget) -> Iterator[Proposal]:
+    def optimize(
+        self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn, budget: Budget
+    ) -> Iterator[Proposal]:
         msgs = messages(task, "baselines/user.j2")  # the same prompt for every sample
         for trial in range(self._n(budget)):
-            proposal = ask(llm, msgs, task=task, method=self.name, trial=trial,
-                           operator="sample", temperature=self.temperature)
+            proposal = ask(
+                llm,
+                msgs,
+                task=task,
+                method=self.name,
+                trial=trial,
+                operator="sample",
+                temperature=self.temperature,
+            )
             evaluate(proposal)
             yield proposal
 

@@ -105,7 +105,9 @@ def profile_summary(v: Verdict | None, limit: int = 400) -> str:
     parts = []
     for k, val in v.profile.items():
         if isinstance(val, dict):
-            items = sorted(val.items(), key=lambda kv: -kv[1] if isinstance(kv[1], (int, float)) else 0)
+            items = sorted(
+                val.items(), key=lambda kv: -kv[1] if isinstance(kv[1], (int, float)) else 0
+            )
             val = ", ".join(f"{a}={b}" for a, b in items[:5])
         elif isinstance(val, (list, tuple)):
             val = ", ".join(str(x) for x in list(val)[:5])
@@ -146,8 +148,13 @@ def ask(
     ids = [res.call_id] if res.call_id is not None else []
     parent_ids = [p.candidate_id for p in parents or [] if p.candidate_id is not None]
     if not parsed.ok:
-        return Proposal(source="", operator=operator, parent_ids=parent_ids, llm_call_ids=ids,
-                        parse_error=parsed.error)
+        return Proposal(
+            source="",
+            operator=operator,
+            parent_ids=parent_ids,
+            llm_call_ids=ids,
+            parse_error=parsed.error,
+        )
     return Proposal(
         source=parsed.code,
         name=parsed.name or f"{operator}_{trial}",

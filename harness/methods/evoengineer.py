@@ -41,9 +41,15 @@ class Switches:
 
 
 VARIANTS = {
-    "free": Switches(i2_history=False, i3_insights=False, show_best_measurement=False, population_size=1),
-    "insight": Switches(i2_history=False, i3_insights=True, show_best_measurement=True, population_size=1),
-    "full": Switches(i2_history=True, i3_insights=True, show_best_measurement=True, population_size=5),
+    "free": Switches(
+        i2_history=False, i3_insights=False, show_best_measurement=False, population_size=1
+    ),
+    "insight": Switches(
+        i2_history=False, i3_insights=True, show_best_measurement=True, population_size=1
+    ),
+    "full": Switches(
+        i2_history=True, i3_insights=True, show_best_measurement=True, population_size=5
+    ),
 }
 
 
@@ -51,8 +57,13 @@ class EvoEngineer:
     paper = PAPER
     default_budget = 45
 
-    def __init__(self, variant: str = "full", population_size: int | None = None,
-                 max_insights: int = 3, temperature: float | None = None):
+    def __init__(
+        self,
+        variant: str = "full",
+        population_size: int | None = None,
+        max_insights: int = 3,
+        temperature: float | None = None,
+    ):
         if variant not in VARIANTS:
             raise ValueError(f"EvoEngineer variant {variant!r}: use one of {sorted(VARIANTS)}")
         self.variant = variant
@@ -60,8 +71,12 @@ class EvoEngineer:
         sw = VARIANTS[variant]
         if population_size is not None and variant != "full" and population_size != 1:
             raise ValueError(f"{self.name} keeps a single best solution; population_size must be 1")
-        self.switches = Switches(sw.i2_history, sw.i3_insights, sw.show_best_measurement,
-                                 population_size or sw.population_size)
+        self.switches = Switches(
+            sw.i2_history,
+            sw.i3_insights,
+            sw.show_best_measurement,
+            population_size or sw.population_size,
+        )
         self.max_insights = max_insights
         self.temperature = temperature
         # on_step(trial, snapshot): called after each judged proposal with the population's
@@ -69,8 +84,9 @@ class EvoEngineer:
         self.on_step: Callable[[int, dict], None] | None = None
 
     # -- the search loop ------------------------------------------------------------------
-    def optimize(self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn,
-                 budget: Budget) -> Iterator[Proposal]:
+    def optimize(
+        self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn, budget: Budget
+    ) -> Iterator[Proposal]:
         sw = self.switches
         rng = method_rng(task, self.name)
         pop = ElitePopulation(sw.population_size)
@@ -81,9 +97,12 @@ class EvoEngineer:
             operator, parents = self.choose_operator(pop, steps_after_init, rng)
             if operator in ("mutation", "crossover"):
                 steps_after_init += 1
-            insights = sample_insights(insight_pool, self.max_insights, rng) if sw.i3_insights else []
+            insights = (
+                sample_insights(insight_pool, self.max_insights, rng) if sw.i3_insights else []
+            )
             msgs = messages(
-                task, "evoengineer/user.j2",
+                task,
+                "evoengineer/user.j2",
                 operator=operator,
                 best=pop.best,
                 parents=parents if sw.i2_history else [],
@@ -92,8 +111,16 @@ class EvoEngineer:
                 seed_runtime_us=seed_runtime,
             )
             lineage = parents if sw.i2_history else ([pop.best] if pop.best else [])
-            proposal = ask(llm, msgs, task=task, method=self.name, trial=trial,
-                           operator=operator, parents=lineage, temperature=self.temperature)
+            proposal = ask(
+                llm,
+                msgs,
+                task=task,
+                method=self.name,
+                trial=trial,
+                operator=operator,
+                parents=lineage,
+                temperature=self.temperature,
+            )
             evaluate(proposal)
             yield proposal
             sol = Solution.from_proposal(proposal, trial)
@@ -104,18 +131,22 @@ class EvoEngineer:
             if sol.valid and sol.thought:
                 insight_pool.append(sol.thought)
             if self.on_step is not None:
-                self.on_step(trial, {
-                    "operator": operator,
-                    "parents": [p.candidate_id for p in parents],
-                    "members": [m.candidate_id for m in pop.members],
-                    "valid": [m.candidate_id for m in pop.valid],
-                    "best": pop.best.candidate_id if pop.best else None,
-                    "insights_shown": insights,
-                    "insight_pool": list(insight_pool),
-                })
+                self.on_step(
+                    trial,
+                    {
+                        "operator": operator,
+                        "parents": [p.candidate_id for p in parents],
+                        "members": [m.candidate_id for m in pop.members],
+                        "valid": [m.candidate_id for m in pop.valid],
+                        "best": pop.best.candidate_id if pop.best else None,
+                        "insights_shown": insights,
+                        "insight_pool": list(insight_pool),
+                    },
+                )
 
-    def choose_operator(self, pop: ElitePopulation, steps_after_init: int,
-                        rng: random.Random) -> tuple[str, list[Solution]]:
+    def choose_operator(
+        self, pop: ElitePopulation, steps_after_init: int, rng: random.Random
+    ) -> tuple[str, list[Solution]]:
         """Free/Insight: ``improve`` the best. Full: init until 2 valid, then alternate."""
         if self.switches.population_size == 1 or not self.switches.i2_history:
             return "improve", ([pop.best] if pop.best else [])

@@ -57,7 +57,7 @@ class ElitePopulation:
         if s.valid and s.runtime_us is not None:
             self._valid.append(s)
             self._valid.sort(key=lambda x: (x.fitness, x.trial))
-            del self._valid[self.size:]
+            del self._valid[self.size :]
         else:
             self._invalid.append(s)
             del self._invalid[: max(0, len(self._invalid) - self.size)]

@@ -71,8 +71,12 @@ def render(template: str, task: TaskContext, **variables: Any) -> str:
     return _squeeze_blank_lines(text).strip() + "\n"
 
 
-def messages(task: TaskContext, user_template: str, system_template: str = "_common/system.j2",
-             **variables: Any) -> list[dict[str, str]]:
+def messages(
+    task: TaskContext,
+    user_template: str,
+    system_template: str = "_common/system.j2",
+    **variables: Any,
+) -> list[dict[str, str]]:
     """A two-message chat: the system role and the rendered user prompt."""
     return [
         {"role": "system", "content": render(system_template, task, **variables)},

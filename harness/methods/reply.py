@@ -67,17 +67,32 @@ def parse_reply(text: str) -> ParsedReply:
         else:
             return ParsedReply(error="no fenced code block in the reply")
     sections: dict[str, str] = {}
-    matches = [m for m in _SECTION.finditer(_strip_fences(text)) if m.group("h") or m.group("b") or m.group("c")]
+    matches = [
+        m
+        for m in _SECTION.finditer(_strip_fences(text))
+        if m.group("h") or m.group("b") or m.group("c")
+    ]
     stripped = _strip_fences(text)
     for i, m in enumerate(matches):
         key = m.group("label").lower()
         key = "thought" if key in ("idea", "insight") else key
         end = matches[i + 1].start() if i + 1 < len(matches) else len(stripped)
-        body = (m.group("rest") + "\n" + stripped[m.end():end].lstrip("\n")).strip().strip("*").strip()
+        body = (
+            (m.group("rest") + "\n" + stripped[m.end() : end].lstrip("\n"))
+            .strip()
+            .strip("*")
+            .strip()
+        )
         if key != "code" and key not in sections:
             sections[key] = body
-    name = re.sub(r"\s+", "_", sections.get("name", "").splitlines()[0].strip()) if sections.get("name") else ""
-    return ParsedReply(name=name[:80], thought=sections.get("thought", "").strip(), code=code.strip() + "\n")
+    name = (
+        re.sub(r"\s+", "_", sections.get("name", "").splitlines()[0].strip())
+        if sections.get("name")
+        else ""
+    )
+    return ParsedReply(
+        name=name[:80], thought=sections.get("thought", "").strip(), code=code.strip() + "\n"
+    )
 
 
 def _strip_fences(text: str) -> str:

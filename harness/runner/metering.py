@@ -37,7 +37,9 @@ class LocalMeter:
         if b.llm_calls is not None and self.llm_calls >= b.llm_calls:
             raise BudgetExhausted(f"LLM call budget spent ({self.llm_calls}/{b.llm_calls})")
         if b.tokens is not None and self.prompt_tokens + self.completion_tokens >= b.tokens:
-            raise BudgetExhausted(f"token budget spent ({self.prompt_tokens + self.completion_tokens}/{b.tokens})")
+            raise BudgetExhausted(
+                f"token budget spent ({self.prompt_tokens + self.completion_tokens}/{b.tokens})"
+            )
         if b.wall_s is not None and self._wall() >= b.wall_s:
             raise BudgetExhausted(f"wall-time budget spent ({self._wall():.0f}/{b.wall_s:.0f} s)")
 
@@ -84,7 +86,9 @@ class LocalMeteredModel:
     def __getattr__(self, item: str) -> Any:
         return getattr(self.inner, item)
 
-    def chat(self, messages: list[dict[str, str]], *, context: CallContext, **kw: Any) -> ChatResult:
+    def chat(
+        self, messages: list[dict[str, str]], *, context: CallContext, **kw: Any
+    ) -> ChatResult:
         self.meter.check_call()
         res = self.inner.chat(messages, context=context, **kw)
         self.meter.charge_call(res.prompt_tokens, res.completion_tokens)

@@ -85,8 +85,15 @@ def default_judge(task: Task, source: str, config: EvalConfig) -> Verdict:
 
 
 class OpRunner:
-    def __init__(self, results: Results, method: Method, llm: ChatModel, settings: OpSettings,
-                 judge: JudgeFn | None = None, progress: Any = None):
+    def __init__(
+        self,
+        results: Results,
+        method: Method,
+        llm: ChatModel,
+        settings: OpSettings,
+        judge: JudgeFn | None = None,
+        progress: Any = None,
+    ):
         self.results = results
         self.method = method
         self.llm = llm
@@ -120,25 +127,46 @@ class OpRunner:
             error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}"
         finally:
             gen.close()
-        usage = {**_snapshot(meter), "llm_calls_resumed": resumed.replayed,
-                 "judged": state.judged, "reused": state.reused}
+        usage = {
+            **_snapshot(meter),
+            "llm_calls_resumed": resumed.replayed,
+            "judged": state.judged,
+            "reused": state.reused,
+        }
         final = final_id = None
         if error is None and state.best_id is not None:
             try:
                 final, final_id = self._final(task, state)
             except Exception as e:  # noqa: BLE001
                 error = f"final evaluation failed: {type(e).__name__}: {e}"
-        self.results.finish_op(rid, task.name, best_candidate_id=state.best_id,
-                               final_verdict_id=final_id, usage=usage, error=error)
+        self.results.finish_op(
+            rid,
+            task.name,
+            best_candidate_id=state.best_id,
+            final_verdict_id=final_id,
+            usage=usage,
+            error=error,
+        )
         if self.progress is not None:
             self.progress.op_done(task.name)
-        return OpResult(op=task.name, status="failed" if error else "finished", total=state.total,
-                        valid=state.valid, best_candidate_id=state.best_id,
-                        best_feedback_us=state.best_us, final=final, usage=usage, error=error,
-                        judged=state.judged, reused=state.reused)
+        return OpResult(
+            op=task.name,
+            status="failed" if error else "finished",
+            total=state.total,
+            valid=state.valid,
+            best_candidate_id=state.best_id,
+            best_feedback_us=state.best_us,
+            final=final,
+            usage=usage,
+            error=error,
+            judged=state.judged,
+            reused=state.reused,
+        )
 
     # -- the evaluate callable the method gets ---------------------------------------------
-    def _evaluate_fn(self, task: Task, meter: Any, state: _OpState) -> Callable[[Proposal], Verdict]:
+    def _evaluate_fn(
+        self, task: Task, meter: Any, state: _OpState
+    ) -> Callable[[Proposal], Verdict]:
         config = self.s.eval_config(Mode.FEEDBACK)
         key = config_key(config)
         lock = threading.Lock()
@@ -151,10 +179,16 @@ class OpRunner:
                 trial = state.total
                 state.total += 1
             cid = self.results.add_candidate(
-                self.s.run_id, task.name, trial=trial, source=proposal.source,
-                name=proposal.name or None, thought=proposal.thought or None,
-                operator=proposal.operator or None, parent_ids=proposal.parent_ids,
-                llm_call_ids=proposal.llm_call_ids, parse_error=proposal.parse_error,
+                self.s.run_id,
+                task.name,
+                trial=trial,
+                source=proposal.source,
+                name=proposal.name or None,
+                thought=proposal.thought or None,
+                operator=proposal.operator or None,
+                parent_ids=proposal.parent_ids,
+                llm_call_ids=proposal.llm_call_ids,
+                parse_error=proposal.parse_error,
             )
             proposal.candidate_id = cid
             cfg, k = config, key
@@ -164,7 +198,9 @@ class OpRunner:
             verdict, stored = self._judge_or_reuse(task, proposal, cfg, k, cid, state)
             if not stored:
                 self.results.add_verdict(
-                    verdict, candidate_id=cid, task_sha256=task.sha256,
+                    verdict,
+                    candidate_id=cid,
+                    task_sha256=task.sha256,
                     config_key=None if proposal.parse_error else k,
                 )
             proposal.verdict = verdict
@@ -181,8 +217,9 @@ class OpRunner:
 
         return evaluate
 
-    def _judge_or_reuse(self, task: Task, p: Proposal, config: EvalConfig, key: str, cid: int,
-                        state: _OpState) -> tuple[Verdict, bool]:
+    def _judge_or_reuse(
+        self, task: Task, p: Proposal, config: EvalConfig, key: str, cid: int, state: _OpState
+    ) -> tuple[Verdict, bool]:
         """(verdict, already stored for this candidate)."""
         mode = config.mode.value
         mine = self.results.store.query(
@@ -193,8 +230,9 @@ class OpRunner:
             state.reused += 1
             return Verdict.from_json(mine[0]["verdict_json"]), True
         if p.parse_error:
-            return _failed(task, p.source, config, f"reply could not be parsed: {p.parse_error}",
-                           rule=None), False
+            return _failed(
+                task, p.source, config, f"reply could not be parsed: {p.parse_error}", rule=None
+            ), False
         hit = self.results.find_verdict(task.sha256, sha256_text(p.source), mode, key)
         if hit is not None:
             state.reused += 1
@@ -218,10 +256,13 @@ class OpRunner:
         if stored:
             row = self.results.store.query(
                 "SELECT verdict_id FROM verdicts WHERE candidate_id=? AND mode='final' "
-                "ORDER BY verdict_id LIMIT 1", (cand.candidate_id,))
+                "ORDER BY verdict_id LIMIT 1",
+                (cand.candidate_id,),
+            )
             return verdict, int(row[0]["verdict_id"])
-        vid = self.results.add_verdict(verdict, candidate_id=cand.candidate_id,
-                                       task_sha256=task.sha256, config_key=key)
+        vid = self.results.add_verdict(
+            verdict, candidate_id=cand.candidate_id, task_sha256=task.sha256, config_key=key
+        )
         return verdict, vid
 
     def _finished_result(self, task: Task, row: Any) -> OpResult:
@@ -230,10 +271,16 @@ class OpRunner:
         final = self.results.get_verdict(row.final_verdict_id) if row.final_verdict_id else None
         if self.progress is not None:
             self.progress.op_done(task.name, skipped=True)
-        return OpResult(op=task.name, status="finished", total=len(cands),
-                        valid=sum(1 for v in fb if v.status == "valid"),
-                        best_candidate_id=row.best_candidate_id,
-                        final=final.verdict if final else None, usage=row.usage, skipped=True)
+        return OpResult(
+            op=task.name,
+            status="finished",
+            total=len(cands),
+            valid=sum(1 for v in fb if v.status == "valid"),
+            best_candidate_id=row.best_candidate_id,
+            final=final.verdict if final else None,
+            usage=row.usage,
+            skipped=True,
+        )
 
 
 @dataclass
@@ -249,8 +296,15 @@ class _OpState:
 
 
 def _failed(task: Task, source: str, config: EvalConfig, message: str, rule: str | None) -> Verdict:
-    return Verdict(status=Status.COMPILE_ERROR, message=message, rule=rule, mode=config.mode,
-                   device=config.device, task=task.name, candidate_sha256=sha256_text(source))
+    return Verdict(
+        status=Status.COMPILE_ERROR,
+        message=message,
+        rule=rule,
+        mode=config.mode,
+        device=config.device,
+        task=task.name,
+        candidate_sha256=sha256_text(source),
+    )
 
 
 def _snapshot(meter: Any) -> dict[str, Any]:

@@ -79,8 +79,9 @@ def llm_for_seed(spec: str, seed: int) -> str:
     return f"offline:{seed}" if spec.strip() == "offline" else spec
 
 
-def run(cfg: RunConfig, *, judge: JudgeFn | None = None, stream: TextIO | None = None,
-        model: Any = None) -> RunReport:
+def run(
+    cfg: RunConfig, *, judge: JudgeFn | None = None, stream: TextIO | None = None, model: Any = None
+) -> RunReport:
     """Run (or resume) ``cfg``; ``judge`` replaces the sandboxed evaluator (tests only),
     ``model`` replaces the LLM built from ``cfg.llm`` (tests only; it must record itself)."""
     stream = stream or sys.stderr
@@ -125,18 +126,30 @@ def run(cfg: RunConfig, *, judge: JudgeFn | None = None, stream: TextIO | None =
             from harness.runner.recorder import LocalRecordingModel
 
             kw.pop("store")
-            model = LocalRecordingModel(make_model(llm_for_seed(cfg.llm, cfg.seed), **kw),
-                                        results.store, run_id=info.run_id)
-    settings = OpSettings(run_id=info.run_id, device=cfg.device, budget=budget, seed=cfg.seed,
-                          sandbox=cfg.sandbox, eval_overrides=cfg.eval_overrides, environment=env,
-                          prices=dict(getattr(cfg.llm_config, "prices", None) or {}))
-    progress = Progress([t.name for t in tasks], budget.evaluations, stream=stream, enabled=cfg.progress)
+            model = LocalRecordingModel(
+                make_model(llm_for_seed(cfg.llm, cfg.seed), **kw), results.store, run_id=info.run_id
+            )
+    settings = OpSettings(
+        run_id=info.run_id,
+        device=cfg.device,
+        budget=budget,
+        seed=cfg.seed,
+        sandbox=cfg.sandbox,
+        eval_overrides=cfg.eval_overrides,
+        environment=env,
+        prices=dict(getattr(cfg.llm_config, "prices", None) or {}),
+    )
+    progress = Progress(
+        [t.name for t in tasks], budget.evaluations, stream=stream, enabled=cfg.progress
+    )
     runner = OpRunner(results, method, model, settings, judge=judge, progress=progress)
     if cfg.progress:
         offline = " (offline model: a dry run, not a model result)" if info.llm_offline else ""
-        stream.write(f"run {info.run_id}: {method_name} on {len(tasks)} op(s), budget "
-                     f"{budget.evaluations}/op, llm {cfg.llm}{offline}, device {cfg.device}, "
-                     f"results {results.path}\n")
+        stream.write(
+            f"run {info.run_id}: {method_name} on {len(tasks)} op(s), budget "
+            f"{budget.evaluations}/op, llm {cfg.llm}{offline}, device {cfg.device}, "
+            f"results {results.path}\n"
+        )
     try:
         if cfg.jobs > 1 and len(tasks) > 1:
             serialise_ast_parse()

@@ -12,7 +12,9 @@ from harness.runner.op import OpResult
 
 
 class Progress:
-    def __init__(self, ops: list[str], budget: int, stream: TextIO | None = None, enabled: bool = True):
+    def __init__(
+        self, ops: list[str], budget: int, stream: TextIO | None = None, enabled: bool = True
+    ):
         self.ops = ops
         self.budget = budget
         self.stream = stream or sys.stderr
@@ -29,8 +31,10 @@ class Progress:
             self.done_trials[op] = max(self.done_trials.get(op, 0), n)
             self.judged += 1
             best = f"{best_speedup:.2f}x" if best_speedup else "-"
-            self._emit(f"[{len(self.finished)}/{len(self.ops)} ops] {op}: trial {n}/{total}, "
-                       f"best {best} vs eager, ETA {self._eta()}")
+            self._emit(
+                f"[{len(self.finished)}/{len(self.ops)} ops] {op}: trial {n}/{total}, "
+                f"best {best} vs eager, ETA {self._eta()}"
+            )
 
     def op_done(self, op: str, skipped: bool = False) -> None:
         with self._lock:
@@ -40,8 +44,11 @@ class Progress:
             self._emit(f"[{len(self.finished)}/{len(self.ops)} ops] {op}: {what}", final=True)
 
     def _eta(self) -> str:
-        remaining = sum(max(0, self.budget - self.done_trials.get(o, 0)) for o in self.ops
-                        if o not in self.finished)
+        remaining = sum(
+            max(0, self.budget - self.done_trials.get(o, 0))
+            for o in self.ops
+            if o not in self.finished
+        )
         if not self.judged:
             return "?"
         per = (time.monotonic() - self.started) / self.judged
@@ -78,6 +85,8 @@ def summary_table(results: list[OpResult]) -> str:
             status += " (earlier)"
         rows.append((r.op, f"{r.valid}/{r.total}", best, sig, status))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)

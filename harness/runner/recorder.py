@@ -25,7 +25,9 @@ class LocalRecordingModel:
     def __getattr__(self, item: str) -> Any:
         return getattr(self.inner, item)
 
-    def chat(self, messages: list[dict[str, str]], *, context: CallContext, **kw: Any) -> ChatResult:
+    def chat(
+        self, messages: list[dict[str, str]], *, context: CallContext, **kw: Any
+    ) -> ChatResult:
         req = {"messages": messages, **{k: v for k, v in kw.items() if v is not None}}
         req_json = json.dumps(req, sort_keys=True)
         t0 = time.monotonic()
@@ -43,13 +45,22 @@ class LocalRecordingModel:
                     "INSERT INTO llm_calls (run_id, method, op, trial, model, request_json, "
                     "request_sha256, response_text, prompt_tokens, completion_tokens, latency_s, "
                     "error, offline, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (context.run_id or self.run_id, context.method, context.op, context.trial,
-                     res.model if res else self.name, req_json,
-                     hashlib.sha256(req_json.encode()).hexdigest(),
-                     res.text if res else None, res.prompt_tokens if res else None,
-                     res.completion_tokens if res else None,
-                     res.latency_s if res and res.latency_s else time.monotonic() - t0,
-                     err, int(bool(res.offline if res else self.offline)), utcnow()),
+                    (
+                        context.run_id or self.run_id,
+                        context.method,
+                        context.op,
+                        context.trial,
+                        res.model if res else self.name,
+                        req_json,
+                        hashlib.sha256(req_json.encode()).hexdigest(),
+                        res.text if res else None,
+                        res.prompt_tokens if res else None,
+                        res.completion_tokens if res else None,
+                        res.latency_s if res and res.latency_s else time.monotonic() - t0,
+                        err,
+                        int(bool(res.offline if res else self.offline)),
+                        utcnow(),
+                    ),
                 )
             if res is not None:
                 res.call_id = int(cur.lastrowid)

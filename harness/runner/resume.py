@@ -31,9 +31,15 @@ class ResumedModel:
     def __getattr__(self, item: str) -> Any:  # base_url, members, ... of the inner model
         return getattr(self.inner, item)
 
-    def chat(self, messages: list[dict[str, str]], *, context: CallContext,
-             temperature: float | None = None, max_tokens: int | None = None,
-             model: str | None = None) -> ChatResult:
+    def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        context: CallContext,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        model: str | None = None,
+    ) -> ChatResult:
         hit = self._lookup(messages, context, model)
         if hit is not None:
             return hit
@@ -46,7 +52,9 @@ class ResumedModel:
             kw["model"] = model
         return self.inner.chat(messages, **kw)
 
-    def _lookup(self, messages: list[dict[str, str]], ctx: CallContext, model: str | None) -> ChatResult | None:
+    def _lookup(
+        self, messages: list[dict[str, str]], ctx: CallContext, model: str | None
+    ) -> ChatResult | None:
         if ctx.op is None or ctx.trial is None:
             return None
         run_id = ctx.run_id or self.run_id
@@ -66,7 +74,11 @@ class ResumedModel:
                     continue
                 if _messages_of(req) != messages:
                     continue
-                if model is not None and req.get("model") not in (None, model) and r["model"] != model:
+                if (
+                    model is not None
+                    and req.get("model") not in (None, model)
+                    and r["model"] != model
+                ):
                     continue
                 self._used.add(r["call_id"])
                 self.replayed += 1

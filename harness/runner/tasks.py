@@ -24,8 +24,9 @@ class TaskSelectionError(ValueError):
     """--suite / --ops named something that does not exist; the message says what does."""
 
 
-def resolve_tasks(suite: str | None = None, ops: list[str] | None = None,
-                  root: Path | None = None) -> list[Task]:
+def resolve_tasks(
+    suite: str | None = None, ops: list[str] | None = None, root: Path | None = None
+) -> list[Task]:
     if not suite and not ops:
         raise TaskSelectionError("choose the ops: --suite NAME (e.g. smoke) or --ops relu,softmax")
     try:
@@ -59,7 +60,9 @@ def _local_resolve(suite: str | None, ops: list[str] | None, root: Path) -> list
         if suite not in suites:
             close = difflib.get_close_matches(suite, list(suites), n=3)
             hint = f" Did you mean {', '.join(close)}?" if close else ""
-            raise TaskSelectionError(f"unknown suite {suite!r} in {manifest}.{hint} Known: {sorted(suites)}")
+            raise TaskSelectionError(
+                f"unknown suite {suite!r} in {manifest}.{hint} Known: {sorted(suites)}"
+            )
         names = _expand(suite, suites, files, root)
     out = []
     for name in names:
@@ -74,8 +77,13 @@ def _local_resolve(suite: str | None, ops: list[str] | None, root: Path) -> list
     return out
 
 
-def _expand(suite: str, suites: dict[str, Any], files: dict[str, Path], root: Path,
-            seen: frozenset[str] = frozenset()) -> list[str]:
+def _expand(
+    suite: str,
+    suites: dict[str, Any],
+    files: dict[str, Path],
+    root: Path,
+    seen: frozenset[str] = frozenset(),
+) -> list[str]:
     entry = suites[suite]
     items = entry.get("ops", []) if isinstance(entry, dict) else list(entry)
     out: list[str] = []
@@ -134,6 +142,11 @@ def task_context(task: Task, *, device: str, env: dict[str, Any], seed: int) -> 
         language=language,
         rules=default_rules(device),
         seed=seed,
-        extras={"category": task.meta.category, "dtype": task.meta.dtype,
-                "atol": task.meta.atol, "rtol": task.meta.rtol, "task_sha256": task.sha256},
+        extras={
+            "category": task.meta.category,
+            "dtype": task.meta.dtype,
+            "atol": task.meta.atol,
+            "rtol": task.meta.rtol,
+            "task_sha256": task.sha256,
+        },
     )
