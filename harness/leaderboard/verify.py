@@ -92,6 +92,15 @@ def load_leaderboard(results: list[str], lb_path: str | None) -> Leaderboard:
     return build_leaderboard(collect(dirs), dirs)
 
 
+def _cuda_available() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def _default_evaluate(task: Any, source: str, config: Any) -> Any:
     from sandbox.evaluate import evaluate
 
@@ -137,6 +146,10 @@ def verify(
             task = load_task(path)
             note = "task file changed since the run" if task.sha256 != k.task_sha256 else ""
             dev = device or k.device
+            if dev.startswith("cuda") and not _cuda_available():
+                rows.append(VerifyRow(**base, new_status="skipped",
+                                      note="recorded on CUDA; no CUDA device here (run it on a GPU machine)"))  # fmt: skip
+                continue
             cpu = not dev.startswith("cuda")
             # as the runner judges: small shapes and the eager baseline only on a CPU
             cfg = EvalConfig(

@@ -32,6 +32,12 @@ def judge_with(lookup, factor_by_op, status=Status.VALID):
     return evaluate
 
 
+@pytest.fixture(autouse=True)
+def _pretend_cuda(monkeypatch):
+    """The fixture's kernels were recorded on a GPU; the judge below stands in for it."""
+    monkeypatch.setattr("harness.leaderboard.verify._cuda_available", lambda: True)
+
+
 def test_numbers_within_the_recorded_ci_hold_and_others_differ(lb):
     evo = next(e for e in lb.entries if e.method == "evoengineer")
     sources = {
@@ -75,3 +81,15 @@ def test_a_kernel_that_no_longer_passes_does_not_hold(lb):
     )
     (row,) = rep.rows
     assert row.holds is False and row.new_status == "incorrect" and row.new is None
+
+
+def test_cuda_kernels_are_skipped_with_a_reason_on_a_machine_without_cuda(lb, monkeypatch):
+    monkeypatch.setattr("harness.leaderboard.verify._cuda_available", lambda: False)
+    evo = next(e for e in lb.entries if e.method == "evoengineer")
+
+    def never(task, source, config):
+        raise AssertionError("must not judge a CUDA kernel without CUDA")
+
+    rep = verify(lb, entries={evo.entry_id}, ops={"relu"}, evaluate_fn=never)
+    (row,) = rep.rows
+    assert row.new_status == "skipped" and "no CUDA device here" in row.note and row.holds is None
