@@ -27,6 +27,9 @@ from harness.methods.base import Budget
     default=None,
     help="Evaluations per op (default: the method's, 45 for most).",
 )
+@click.option("--budget-llm-calls", type=int, default=None, help="Max LLM calls per op (default: no cap).")
+@click.option("--budget-tokens", type=int, default=None, help="Max prompt+completion tokens per op.")
+@click.option("--budget-wall-s", type=float, default=None, help="Max wall-clock seconds per op.")
 @click.option(
     "--seed",
     type=int,
@@ -73,6 +76,9 @@ def cli(
     suite: str | None,
     ops: str | None,
     budget: int | None,
+    budget_llm_calls: int | None,
+    budget_tokens: int | None,
+    budget_wall_s: float | None,
     seed: int,
     device: str | None,
     results: str,
@@ -125,6 +131,15 @@ def cli(
         llm=llm_spec,
         llm_config=llm_config,
         budget=Budget(evaluations=budget) if budget is not None else None,
+        budget_limits={
+            k: v
+            for k, v in (
+                ("llm_calls", budget_llm_calls),
+                ("tokens", budget_tokens),
+                ("wall_s", budget_wall_s),
+            )
+            if v is not None
+        },
         seed=seed,
         device=device,
         results=Path(results),

@@ -29,6 +29,7 @@ class RunConfig:
     llm: str = "offline"
     llm_config: Any = None  # harness.llm.config.LLMConfig; None = defaults
     budget: Budget | None = None  # None: the method's default_budget evaluations
+    budget_limits: dict[str, Any] = field(default_factory=dict)  # llm_calls, tokens, wall_s
     seed: int = 0
     device: str = "cpu"
     results: Path = Path("results")
@@ -89,6 +90,8 @@ def run(
     method_name = getattr(method, "name", cfg.method) or cfg.method
     tasks = resolve_tasks(cfg.suite, cfg.ops)
     budget = cfg.budget or Budget(evaluations=int(getattr(method, "default_budget", 45) or 45))
+    if cfg.budget_limits:
+        budget = dataclasses.replace(budget, **cfg.budget_limits)
     results = Results.open(cfg.results)
     env = fingerprint.environment(cfg.device)
     run_id = cfg.run_id or new_run_id(method_name)

@@ -192,3 +192,42 @@ def test_cli_rejects_unknown_eval_option(tmp_path):
                                     "--eval-option", "speed=fast", "--results", str(tmp_path)])
     assert out.exit_code == 2 and "unknown evaluator setting" in out.output
     assert json.dumps  # keep the import used
+
+
+def test_llm_call_budget_stops_the_method_before_the_evaluation_budget(tmp_path):
+    rep = run(RunConfig(method="evoengineer-insight", ops=["relu"], budget=Budget(evaluations=5),
+                        budget_limits={"llm_calls": 2}, results=tmp_path, run_id="c", progress=False),
+              judge=Judge())
+    assert rep.ops[0].status == "finished" and rep.ops[0].total == 2
+    assert counts(tmp_path, "c")["llm_calls"] == 2
+    assert Results.open(tmp_path).get_run("c").budget["llm_calls"] == 2
+
+
+def test_resume_answers_identical_requests_in_recorded_order(tmp_path):
+    from harness.llm.base import CallContext, ChatResult
+    from harness.llm.recording import RecordingModel
+    from harness.runner.resume import ResumedModel
+
+    class Counter:
+        name, offline = "counter", True
+
+        def __init__(self):
+            self.n = 0
+
+        def chat(self, messages, *, context, **kw):
+            self.n += 1
+            return ChatResult(text=f"answer {self.n}", model="counter", offline=True)
+
+    res = Results.open(tmp_path)
+    inner = Counter()
+    rec = RecordingModel(inner, res.store, run_id="r")
+    ctx = CallContext(run_id="r", op="relu", trial=0)
+    msgs = [{"role": "user", "content": "same"}]
+    first = [rec.chat(msgs, context=ctx).text for _ in range(2)]
+    resumed = ResumedModel(rec, res.store, "r")
+    again = [resumed.chat(msgs, context=ctx).text for _ in range(3)]
+    assert first == ["answer 1", "answer 2"]
+    assert again == ["answer 1", "answer 2", "answer 3"]  # the third is a new call
+    assert resumed.replayed == 2 and inner.n == 3
+    other_trial = resumed.chat(msgs, context=CallContext(run_id="r", op="relu", trial=1)).text
+    assert other_trial == "answer 4"
