@@ -136,3 +136,17 @@ def test_convert_stage_gets_a_functional_modelnew():
     r = m.chat(_msgs("sum_dim"), context=CallContext(op="sum_dim", purpose="convert"))
     code = parse_reply(r.text).code
     assert "class ModelNew(" in code and "class Model(" not in code
+
+
+def test_a_parent_kernel_in_the_prompt_is_varied_one_step():
+    m = OfflineModel(seed=9, device="cpu", broken_rate=0)
+    parent = parse_reply(_ask(m, "relu").text).code
+
+    def tunables(code):
+        return tuple(int(re.search(rf"^{k} = (\d+)", code, re.M).group(1)) for k in ("BLOCK", "UNROLL"))
+
+    steps = 0
+    for t in range(12):
+        child = parse_reply(_ask(m, "relu", t, note=f"Improve this kernel:\n```python\n{parent}```").text).code
+        steps += sum(a != b for a, b in zip(tunables(child), tunables(parent), strict=True)) == 1
+    assert steps >= 6  # mostly one tunable changed: search walks the grid from the parent

@@ -105,9 +105,8 @@ class OfflineModel:
         language = "cuda" if (self.device or _guess_device(prompt)).startswith("cuda") else "cpp"
         blocks, unrolls = GRIDS[(spec.family, language)]
         fault = rng.choice(FAULTS) if rng.random() < self.broken_rate else None
-        v = Variant(
-            language=language, block=rng.choice(blocks), unroll=rng.choice(unrolls), fault=fault
-        )
+        block, unroll = _from_parent(prompt, spec.family, language, blocks, unrolls, rng)
+        v = Variant(language=language, block=block, unroll=unroll, fault=fault)
         info.update(
             kind="kernel",
             family=spec.family,
@@ -130,6 +129,30 @@ class OfflineModel:
             with self._lock:
                 self._specs[reference] = spec
         return spec
+
+
+def _from_parent(prompt: str, family: str, language: str, blocks: list[int], unrolls: list[int],
+                 rng: random.Random) -> tuple[int, int]:
+    """Tunables for the next kernel: usually one grid step away from the last kernel of the
+    same family shown in the prompt (the parent, so search walks the grid), else random."""
+    marker = f"offline_{family}_{language}_v1"
+    parent = None
+    for m in re.finditer(r"```[^\n]*\n(.*?)```", prompt, re.S):
+        if marker in m.group(1):
+            parent = m.group(1)
+    if parent is None or rng.random() < 0.25:
+        return rng.choice(blocks), rng.choice(unrolls)
+    b = re.search(r"^BLOCK = (\d+)", parent, re.M)
+    u = re.search(r"^UNROLL = (\d+)", parent, re.M)
+    block = int(b.group(1)) if b and int(b.group(1)) in blocks else rng.choice(blocks)
+    unroll = int(u.group(1)) if u and int(u.group(1)) in unrolls else rng.choice(unrolls)
+    axes = [a for a, grid in (("block", blocks), ("unroll", unrolls)) if len(grid) > 1]
+    axis = rng.choice(axes)
+    grid, cur = (blocks, block) if axis == "block" else (unrolls, unroll)
+    i = grid.index(cur) + rng.choice((-1, 1))
+    if not 0 <= i < len(grid):
+        i = 1 if i < 0 else len(grid) - 2
+    return (grid[i], unroll) if axis == "block" else (block, grid[i])
 
 
 def estimate_tokens(text: str) -> int:
