@@ -163,3 +163,18 @@ def test_unknown_variant_is_refused():
 
     with pytest.raises(ValueError, match="variant"):
         EvoEngineer(variant="fast")
+
+
+def test_cuda_task_prompts_name_the_gpu_and_the_cuda_toolchain():
+    from harness.methods.prompting import messages
+    from harness.runner.tasks import hardware_text
+
+    hw = hardware_text("cuda", {"gpu": "NVIDIA H200", "compute_capability": "9.0", "cuda": "13.0", "torch": "2.11"})
+    task = TaskContext(op="relu", reference_source=REFERENCE, signature="forward(self, x)", device="cuda",
+                       hardware=hw, language="cuda", rules=default_rules("cuda"))
+    system, user_msg = messages(task, "evoengineer/user.j2", operator="init", best=None, parents=[], insights=[],
+                            show_best_measurement=True, seed_runtime_us=None)
+    user = user_msg["content"]
+    assert "NVIDIA H200" in user and "sm_90" in user and "CUDA 13.0" in user
+    assert "CUDA C++ compiled through torch.utils.cpp_extension.load_inline" in user
+    assert "own CUDA kernel" in user and "CUDA kernels" in system["content"]
