@@ -85,9 +85,10 @@ def test_name_must_match_the_folder_and_not_shadow_a_builtin(tmp_path):
     folder = write(tmp_path / "other", base.format(n="mine"), {"kernels/relu.py": MODELNEW})
     _, problems = validate_submission(folder)
     assert [p.field for p in problems] == ["submission.name"] and "folder" in problems[0].message
-    folder = write(tmp_path / "eoh", base.format(n="eoh"), {"kernels/relu.py": MODELNEW})
-    _, problems = validate_submission(folder)
-    assert [p.field for p in problems] == ["submission.name"] and "built-in" in problems[0].message
+    for builtin in ("eoh", "evoengineer"):  # a built-in and an alias
+        folder = write(tmp_path / builtin, base.format(n=builtin), {"kernels/relu.py": MODELNEW})
+        _, problems = validate_submission(folder)
+        assert [p.field for p in problems] == ["submission.name"] and "built-in" in problems[0].message
 
 
 def test_missing_tables_and_toml_syntax_errors_are_reported(tmp_path):
