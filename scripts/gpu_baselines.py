@@ -59,7 +59,10 @@ class Timer:
         self.reps, self.warmup = max(reps, 20), warmup
         self.flush = None
         if self.cuda:
-            l2 = getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 50 * 2**20) or 50 * 2**20
+            l2 = (
+                getattr(torch.cuda.get_device_properties(self.device), "L2_cache_size", 50 * 2**20)
+                or 50 * 2**20
+            )
             self.flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device=self.device)
 
     def sync(self) -> None:
@@ -74,7 +77,10 @@ class Timer:
             self.sync()
             samples = []
             if self.cuda:
-                ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(self.reps)]
+                ev = [
+                    (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                    for _ in range(self.reps)
+                ]
                 for i, (s, e) in enumerate(ev):
                     self.flush.zero_()
                     s.record()
@@ -126,11 +132,17 @@ def input_copies(task: Task, profile: str, device: str, copies: int, seed: int =
     return model, sets
 
 
-def sol(task: Task, profile: str, us: float | None, peaks: dict) -> tuple[float | None, float | None]:
+def sol(
+    task: Task, profile: str, us: float | None, peaks: dict
+) -> tuple[float | None, float | None]:
     if not us:
         return None, None
     flops, nbytes = task.work(profile)
-    peak_c = peaks["bf16_flops_per_s"] if task.meta.dtype in ("bfloat16", "float16") else peaks["fp32_flops_per_s"]
+    peak_c = (
+        peaks["bf16_flops_per_s"]
+        if task.meta.dtype in ("bfloat16", "float16")
+        else peaks["fp32_flops_per_s"]
+    )
     mem = 100 * nbytes / (us * 1e-6) / peaks["copy_bytes_per_s"] if nbytes else None
     comp = 100 * flops / (us * 1e-6) / peak_c if flops else None
     return mem, comp
@@ -152,7 +164,9 @@ def _init_worker(lock, cache_dir: str) -> None:
     _set_precision()
 
 
-def compile_and_time(path: str, profile: str, device: str, reps: int, copies: int, deadline: float) -> dict:
+def compile_and_time(
+    path: str, profile: str, device: str, reps: int, copies: int, deadline: float
+) -> dict:
     """Worker: compile one op (outside the lock), then time it holding the GPU lock."""
     if time.time() > deadline:
         return {"status": "skipped", "note": "compile skipped (deadline)"}
@@ -181,15 +195,25 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--suite", default="full", help="suite, op list or path (default: full)")
     ap.add_argument("--ops", default=None, help="comma-separated op names (overrides --suite)")
     ap.add_argument("--category", default=None, help="only ops of this category")
-    ap.add_argument("--profile", default="default", help="shape profile (default: default; 'small' for CPU tests)")
+    ap.add_argument(
+        "--profile",
+        default="default",
+        help="shape profile (default: default; 'small' for CPU tests)",
+    )
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--reps", type=int, default=25, help="timed calls per measurement (>= 20)")
     ap.add_argument("--copies", type=int, default=3, help="input copies rotated between calls")
     ap.add_argument("--no-compile", action="store_true", help="eager only")
     ap.add_argument("--workers", type=int, default=max(1, min(16, (os.cpu_count() or 2) - 1)))
-    ap.add_argument("--deadline-s", type=float, default=420.0,
-                    help="seconds from start after which no new compile measurement starts")
-    ap.add_argument("--out", default=os.environ.get("OUT") or "baselines", help="output folder (default $OUT)")
+    ap.add_argument(
+        "--deadline-s",
+        type=float,
+        default=420.0,
+        help="seconds from start after which no new compile measurement starts",
+    )
+    ap.add_argument(
+        "--out", default=os.environ.get("OUT") or "baselines", help="output folder (default $OUT)"
+    )
     return ap.parse_args(argv)
 
 
@@ -211,7 +235,11 @@ def markdown(report: dict) -> str:
         "",
         f"Device: {report['device_name']} | torch {report['torch']} | profile `{report['profile']}` | "
         f"{report['reps']} timed calls per measurement, median"
-        + (", L2 flushed before each call (CUDA events)." if report["device"].startswith("cuda") else ", host timers."),
+        + (
+            ", L2 flushed before each call (CUDA events)."
+            if report["device"].startswith("cuda")
+            else ", host timers."
+        ),
         f"Peaks measured here: copy {p['copy_bytes_per_s'] / 1e9:.0f} GB/s (read+write), "
         f"fp32 matmul (TF32 off) {p['fp32_flops_per_s'] / 1e12:.2f} TFLOP/s, "
         f"bf16 matmul {p['bf16_flops_per_s'] / 1e12:.2f} TFLOP/s.",
@@ -248,8 +276,17 @@ def main(argv=None) -> int:
     results: dict[str, dict] = {}
     for t in tasks:
         prof = args.profile if args.profile in t.profiles else "default"
-        row = {"op": t.name, "category": t.meta.category, "profile": prof, "eager_us": None, "compile_us": None,
-               "sol_mem_pct": None, "sol_compute_pct": None, "compile_sol_mem_pct": None, "notes": []}
+        row = {
+            "op": t.name,
+            "category": t.meta.category,
+            "profile": prof,
+            "eager_us": None,
+            "compile_us": None,
+            "sol_mem_pct": None,
+            "sol_compute_pct": None,
+            "compile_sol_mem_pct": None,
+            "notes": [],
+        }
         try:
             model, sets = input_copies(t, prof, args.device, args.copies)
             with torch.no_grad():
@@ -261,14 +298,19 @@ def main(argv=None) -> int:
             row["eager_us"] = e["median_us"]
             row["sol_mem_pct"], row["sol_compute_pct"] = sol(t, prof, e["median_us"], peaks)
             if e["median_us"] < MIN_EAGER_US:
-                row["notes"].append(f"eager < 20 us ({e['median_us']:.1f}): launch-bound, enlarge default shape")
+                row["notes"].append(
+                    f"eager < 20 us ({e['median_us']:.1f}): launch-bound, enlarge default shape"
+                )
             del model, sets
         except Exception as ex:  # noqa: BLE001
             row["notes"].append(f"eager failed: {type(ex).__name__}: {str(ex)[:200]}")
         if timer.cuda:
             torch.cuda.empty_cache()
         results[t.name] = row
-        print(f"eager {t.name:<32} {fmt(row['eager_us']):>10} us  {'; '.join(row['notes'])}", flush=True)
+        print(
+            f"eager {t.name:<32} {fmt(row['eager_us']):>10} us  {'; '.join(row['notes'])}",
+            flush=True,
+        )
 
     if not args.no_compile and time.time() > deadline:
         for row in results.values():
@@ -278,10 +320,25 @@ def main(argv=None) -> int:
         ctx = mp.get_context("spawn")
         lock = ctx.Lock()
         cache = str(out / "inductor_cache")
-        pool = cf.ProcessPoolExecutor(max_workers=args.workers, mp_context=ctx, initializer=_init_worker,
-                                      initargs=(lock, cache))
-        futs = {pool.submit(compile_and_time, str(t.path), results[t.name]["profile"], args.device, args.reps,
-                            args.copies, deadline): t for t in tasks if results[t.name]["eager_us"] is not None}
+        pool = cf.ProcessPoolExecutor(
+            max_workers=args.workers,
+            mp_context=ctx,
+            initializer=_init_worker,
+            initargs=(lock, cache),
+        )
+        futs = {
+            pool.submit(
+                compile_and_time,
+                str(t.path),
+                results[t.name]["profile"],
+                args.device,
+                args.reps,
+                args.copies,
+                deadline,
+            ): t
+            for t in tasks
+            if results[t.name]["eager_us"] is not None
+        }
         grace = 60.0  # a compile started before the deadline may finish within this
         try:
             for f in cf.as_completed(futs, timeout=max(1.0, deadline - time.time() + grace)):
@@ -294,7 +351,10 @@ def main(argv=None) -> int:
                     row["compile_sol_mem_pct"] = sol(t, row["profile"], r["median_us"], peaks)[0]
                 else:
                     row["notes"].append(r["note"])
-                print(f"compile {t.name:<30} {fmt(row['compile_us']):>10} us  {r.get('note', '')}", flush=True)
+                print(
+                    f"compile {t.name:<30} {fmt(row['compile_us']):>10} us  {r.get('note', '')}",
+                    flush=True,
+                )
         except cf.TimeoutError:
             pass
         finally:
@@ -303,7 +363,10 @@ def main(argv=None) -> int:
                     running = f.running()
                     f.cancel()
                     results[t.name]["notes"].append(
-                        "compile unfinished at deadline" if running else "compile skipped (deadline)")
+                        "compile unfinished at deadline"
+                        if running
+                        else "compile skipped (deadline)"
+                    )
             procs = list(getattr(pool, "_processes", {}).values())
             pool.shutdown(wait=False, cancel_futures=True)
             for p in procs:

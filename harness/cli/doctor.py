@@ -21,16 +21,32 @@ def cli(as_json: bool) -> None:
     rows: list[tuple[str, str, str]] = [
         ("python", "ok", r.python),
         ("platform", "ok", r.platform),
-        ("torch", "ok" if r.torch != "missing" else "MISSING", f"{r.torch} (CUDA {r.torch_cuda or 'none: CPU build'})"),
+        (
+            "torch",
+            "ok" if r.torch != "missing" else "MISSING",
+            f"{r.torch} (CUDA {r.torch_cuda or 'none: CPU build'})",
+        ),
     ]
     if r.gpus:
         for g in r.gpus:
-            rows.append((f"gpu {g.index}", "ok", f"{g.name}, {g.memory_gib} GiB, {g.sm_count} SMs, sm_{g.capability.replace('.', '')}"))
+            rows.append(
+                (
+                    f"gpu {g.index}",
+                    "ok",
+                    f"{g.name}, {g.memory_gib} GiB, {g.sm_count} SMs, sm_{g.capability.replace('.', '')}",
+                )
+            )
         rows.append(("driver", "ok" if r.driver else "?", r.driver or "unknown"))
     else:
         rows.append(("gpu", "none", "no CUDA device visible to torch"))
     for t in r.tools:
-        rows.append((t.name, "ok" if t.ok else "no", " ".join(x for x in (t.version, f"({t.detail})" if t.detail else "") if x)))
+        rows.append(
+            (
+                t.name,
+                "ok" if t.ok else "no",
+                " ".join(x for x in (t.version, f"({t.detail})" if t.detail else "") if x),
+            )
+        )
     for path, free in r.disk_free_gib.items():
         rows.append(("disk free", "ok" if free >= 5 else "low", f"{free} GiB at {path}"))
     w0 = max(len(a) for a, _, _ in rows)

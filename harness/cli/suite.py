@@ -58,7 +58,9 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines += [
+        "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+    ]
     return "\n".join(lines)
 
 
@@ -93,8 +95,13 @@ def list_cmd(spec: str | None, suite: str | None, as_json: bool) -> None:
         return
     table = [
         [
-            r["name"], r["category"], r["dtype"], f"{r['atol']:g}/{r['rtol']:g}", _num(r["gflop"], ".2f"),
-            _num(r["mb"], ".1f"), ",".join(r["profiles"]),
+            r["name"],
+            r["category"],
+            r["dtype"],
+            f"{r['atol']:g}/{r['rtol']:g}",
+            _num(r["gflop"], ".2f"),
+            _num(r["mb"], ".1f"),
+            ",".join(r["profiles"]),
         ]
         for r in rows
     ]
@@ -120,11 +127,16 @@ def show_cmd(op: str, as_json: bool, no_source: bool) -> None:
             glob = task.shape_globals(prof)
         except Exception as e:  # noqa: BLE001 - report, do not crash
             glob, err = {}, f"{type(e).__name__}: {e}"
-        profiles.append({
-            "profile": prof, "overrides": task.shapes.get(prof, {}), "globals": glob,
-            "gflop": None if flops is None else flops / 1e9, "mb": None if nbytes is None else nbytes / 1e6,
-            **({"error": err} if err else {}),
-        })
+        profiles.append(
+            {
+                "profile": prof,
+                "overrides": task.shapes.get(prof, {}),
+                "globals": glob,
+                "gflop": None if flops is None else flops / 1e9,
+                "mb": None if nbytes is None else nbytes / 1e6,
+                **({"error": err} if err else {}),
+            }
+        )
     info["shapes"] = profiles
     if not no_source:
         info["source"] = task.source
@@ -135,11 +147,17 @@ def show_cmd(op: str, as_json: bool, no_source: bool) -> None:
     for k in ("category", "dtype", "atol", "rtol", "flops", "bytes", "description"):
         click.echo(f"  {k:<12} {info[k]}")
     if task.kernelbench:
-        click.echo("  (plain KernelBench task: no META/SHAPES; default tolerance and no extra shapes)")
+        click.echo(
+            "  (plain KernelBench task: no META/SHAPES; default tolerance and no extra shapes)"
+        )
     click.echo("")
     table = [
-        [p["profile"], " ".join(f"{k}={v}" for k, v in p["globals"].items()), _num(p["gflop"], ".3f"),
-         _num(p["mb"], ".2f")]
+        [
+            p["profile"],
+            " ".join(f"{k}={v}" for k, v in p["globals"].items()),
+            _num(p["gflop"], ".3f"),
+            _num(p["mb"], ".2f"),
+        ]
         for p in profiles
     ]
     click.echo(_table(table, ["profile", "shape globals", "GFLOP", "MB"]))
@@ -153,18 +171,31 @@ def suites_cmd(as_json: bool) -> None:
     """List the named suites and how many ops each has."""
     try:
         defs = load_suites()
-        rows = [{"name": n, "description": d.description, "ops": [t.name for t in resolve(n)]} for n, d in defs.items()]
+        rows = [
+            {"name": n, "description": d.description, "ops": [t.name for t in resolve(n)]}
+            for n, d in defs.items()
+        ]
     except TaskError as e:
         _fail(e)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    click.echo(_table([[r["name"], str(len(r["ops"])), r["description"]] for r in rows], ["suite", "ops", "description"]))
+    click.echo(
+        _table(
+            [[r["name"], str(len(r["ops"])), r["description"]] for r in rows],
+            ["suite", "ops", "description"],
+        )
+    )
 
 
 @cli.command("check")
 @click.argument("spec", default="full")
-@click.option("--profile", default="small", show_default=True, help="Base profile; its extra profiles are checked too.")
+@click.option(
+    "--profile",
+    default="small",
+    show_default=True,
+    help="Base profile; its extra profiles are checked too.",
+)
 def check_cmd(spec: str, profile: str) -> None:
     """Run each op's reference on CPU and prove trivial outputs (zeros, constants, echo) fail."""
     from harness.suite.checks import discriminative_failures

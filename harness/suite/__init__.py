@@ -4,4 +4,14 @@ and self-checks of reference ops (``checks.py``, imports torch)."""
 from harness.suite.suites import SuiteError, find_task, load_suites, op_paths, resolve
 from harness.suite.task import OpMeta, Task, TaskError, load_task
 
-__all__ = ["OpMeta", "SuiteError", "Task", "TaskError", "find_task", "load_suites", "load_task", "op_paths", "resolve"]
+__all__ = [
+    "OpMeta",
+    "SuiteError",
+    "Task",
+    "TaskError",
+    "find_task",
+    "load_suites",
+    "load_task",
+    "op_paths",
+    "resolve",
+]

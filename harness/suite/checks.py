@@ -94,7 +94,9 @@ def trivial_fakes(run: RefRun, other: RefRun) -> dict[str, Sequence[torch.Tensor
     return fakes
 
 
-def discriminative_failures(task: Task, profile: str = "small", seed: int = 0, device: str = "cpu") -> list[str]:
+def discriminative_failures(
+    task: Task, profile: str = "small", seed: int = 0, device: str = "cpu"
+) -> list[str]:
     """Names of trivial outputs that PASS the op's tolerance (empty list = the op discriminates)."""
     run = run_reference(task, profile, seed, device)
     other = run_reference(task, profile, seed + 1000, device)

@@ -46,7 +46,9 @@ def _op_index(root: Path) -> dict[str, Path]:
         if p.name.startswith("_"):
             continue
         if p.stem in index:
-            raise SuiteError(f"op name {p.stem!r} is used twice: {index[p.stem]} and {p}; rename one file")
+            raise SuiteError(
+                f"op name {p.stem!r} is used twice: {index[p.stem]} and {p}; rename one file"
+            )
         index[p.stem] = p
     return index
 
@@ -70,7 +72,9 @@ def load_suites(root: Path | None = None) -> dict[str, SuiteDef]:
     for name, d in data.items():
         if not isinstance(d, dict) or not isinstance(d.get("ops"), list):
             raise SuiteError(f"{path}: [{name}] needs an `ops = [...]` list")
-        out[name] = SuiteDef(name=name, description=str(d.get("description", "")), ops=tuple(d["ops"]))
+        out[name] = SuiteDef(
+            name=name, description=str(d.get("description", "")), ops=tuple(d["ops"])
+        )
     return out
 
 
@@ -82,11 +86,13 @@ def _did_you_mean(word: str, choices: Iterable[str]) -> str:
 def _expand_names(name: str, root: Path, suites: dict[str, SuiteDef], seen: set[str]) -> list[Path]:
     ops = op_paths(root)
     if name.startswith("suite:"):
-        name = name[len("suite:"):]
+        name = name[len("suite:") :]
         if name not in suites:
-            raise SuiteError(f"unknown suite {name!r}{_did_you_mean(name, suites)} (suites: {', '.join(suites)})")
+            raise SuiteError(
+                f"unknown suite {name!r}{_did_you_mean(name, suites)} (suites: {', '.join(suites)})"
+            )
     if name.startswith("category:"):
-        cat = name[len("category:"):]
+        cat = name[len("category:") :]
         paths = [p for p in ops.values() if p.parent.name == cat]
         if not paths:
             raise SuiteError(
@@ -111,7 +117,9 @@ def _expand_names(name: str, root: Path, suites: dict[str, SuiteDef], seen: set[
 
 
 def _task_files_in(folder: Path) -> list[Path]:
-    files = [p for p in folder.rglob("*.py") if p.name != "__init__.py" and "__pycache__" not in p.parts]
+    files = [
+        p for p in folder.rglob("*.py") if p.name != "__init__.py" and "__pycache__" not in p.parts
+    ]
     out = []
     for p in files:
         text = p.read_text(errors="replace")

@@ -82,7 +82,7 @@ class Task:
         Any other base profile ``P`` gets ``P_extra*`` if the file defines them, else none.
         """
         prefix = "extra" if base == "default" else f"{base}_extra"
-        return [p for p in self.shapes if p.startswith(prefix) and p[len(prefix):].isdigit()]
+        return [p for p in self.shapes if p.startswith(prefix) and p[len(prefix) :].isdigit()]
 
     def load_module(self, profile: str = "default") -> types.ModuleType:
         """Execute the task file as a fresh module with ``profile``'s globals applied."""
@@ -95,7 +95,11 @@ class Task:
 
     def shape_globals(self, profile: str = "default") -> dict[str, Any]:
         mod = self.load_module(profile)
-        return {k: v for k, v in vars(mod).items() if isinstance(v, (int, float)) and not k.startswith("_")}
+        return {
+            k: v
+            for k, v in vars(mod).items()
+            if isinstance(v, (int, float)) and not k.startswith("_")
+        }
 
     def work(self, profile: str = "default") -> tuple[float | None, float | None]:
         """(FLOPs, bytes moved) at a profile, from the META formulas; None where not given."""
@@ -145,13 +149,19 @@ def load_task(path: str | Path) -> Task:
     meta_d: dict[str, Any] | None = None
     shapes: dict[str, Any] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             tgt = node.targets[0].id
             if tgt == "META":
                 meta_d = _literal(node.value, p, "META")
             elif tgt == "SHAPES":
                 shapes = _literal(node.value, p, "SHAPES")
-    meta = OpMeta(**_check_meta(meta_d, p)) if meta_d is not None else OpMeta(category="kernelbench")
+    meta = (
+        OpMeta(**_check_meta(meta_d, p)) if meta_d is not None else OpMeta(category="kernelbench")
+    )
     profiles: dict[str, dict[str, Any]] = {}
     for key, val in shapes.items():
         if key == "extra" or key.endswith("_extra"):
@@ -160,14 +170,18 @@ def load_task(path: str | Path) -> Task:
                 profiles[f"{key}{i}"] = dict(v)
         else:
             profiles[key] = dict(val)
-    return Task(name=p.stem, path=p, source=source, meta=meta, shapes=profiles, kernelbench=meta_d is None)
+    return Task(
+        name=p.stem, path=p, source=source, meta=meta, shapes=profiles, kernelbench=meta_d is None
+    )
 
 
 def _check_meta(d: dict[str, Any], p: Path) -> dict[str, Any]:
     allowed = {f for f in OpMeta.__dataclass_fields__}
     unknown = set(d) - allowed
     if unknown:
-        raise TaskError(f"{p}: META has unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
+        raise TaskError(
+            f"{p}: META has unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}"
+        )
     d = dict(d)
     dt = d.get("dtype", "float32")
     d.setdefault("atol", DEFAULT_TOL.get(dt, 1e-4))

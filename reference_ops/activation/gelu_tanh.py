@@ -29,7 +29,7 @@ class Model(nn.Module):
         super().__init__()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.gelu(x, approximate='tanh')
+        return F.gelu(x, approximate="tanh")
 
 
 def get_inputs():

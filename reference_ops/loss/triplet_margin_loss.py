@@ -28,7 +28,9 @@ class Model(nn.Module):
         super().__init__()
         self.loss = nn.TripletMarginLoss(margin=1.0)
 
-    def forward(self, anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor
+    ) -> torch.Tensor:
         return self.loss(anchor, positive, negative)
 
 

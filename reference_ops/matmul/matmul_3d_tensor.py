@@ -37,7 +37,7 @@ class Model(nn.Module):
 
 def get_inputs():
     A = torch.randn(BATCH, M, K)
-    W = torch.randn(K, L) * K ** -0.5
+    W = torch.randn(K, L) * K**-0.5
     return [A, W]
 
 

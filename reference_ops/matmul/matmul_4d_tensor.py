@@ -38,7 +38,7 @@ class Model(nn.Module):
 
 def get_inputs():
     A = torch.randn(BATCH, S1, S2, L)
-    W = torch.randn(L, K) * L ** -0.5
+    W = torch.randn(L, K) * L**-0.5
     return [A, W]
 
 

@@ -37,7 +37,7 @@ class Model(nn.Module):
 
 def get_inputs():
     A = torch.randn(BATCH, M, K)
-    B = torch.randn(BATCH, K, N) * K ** -0.5
+    B = torch.randn(BATCH, K, N) * K**-0.5
     return [A, B]
 
 

@@ -32,7 +32,7 @@ class Model(nn.Module):
 
 def get_inputs():
     A = torch.randn(N, N, dtype=torch.bfloat16)
-    B = (torch.randn(N, N) * N ** -0.5).to(torch.bfloat16)
+    B = (torch.randn(N, N) * N**-0.5).to(torch.bfloat16)
     return [A, B]
 
 

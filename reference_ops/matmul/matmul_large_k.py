@@ -38,7 +38,7 @@ class Model(nn.Module):
 
 def get_inputs():
     A = torch.randn(M, K)
-    B = torch.randn(K, N) * K ** -0.5
+    B = torch.randn(K, N) * K**-0.5
     return [A, B]
 
 

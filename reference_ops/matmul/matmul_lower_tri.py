@@ -34,7 +34,7 @@ class Model(nn.Module):
 
 def get_inputs():
     A = torch.tril(torch.randn(N, N))
-    B = torch.tril(torch.randn(N, N)) * N ** -0.5
+    B = torch.tril(torch.randn(N, N)) * N**-0.5
     return [A, B]
 
 

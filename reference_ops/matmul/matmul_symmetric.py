@@ -35,7 +35,7 @@ class Model(nn.Module):
 def get_inputs():
     A = torch.randn(N, N)
     A = (A + A.T) * 0.5
-    B = torch.randn(N, N) * N ** -0.5
+    B = torch.randn(N, N) * N**-0.5
     B = (B + B.T) * 0.5
     return [A, B]
 

@@ -36,7 +36,7 @@ class Model(nn.Module):
 
 def get_inputs():
     A = torch.randn(M, K)
-    B = torch.randn(N, K) * K ** -0.5
+    B = torch.randn(N, K) * K**-0.5
     return [A, B]
 
 

@@ -34,7 +34,7 @@ class Model(nn.Module):
 
 def get_inputs():
     A = torch.triu(torch.randn(N, N))
-    B = torch.triu(torch.randn(N, N)) * N ** -0.5
+    B = torch.triu(torch.randn(N, N)) * N**-0.5
     return [A, B]
 
 

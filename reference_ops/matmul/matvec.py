@@ -35,7 +35,7 @@ class Model(nn.Module):
 
 def get_inputs():
     A = torch.randn(M, K)
-    x = torch.randn(K, 1) * K ** -0.5
+    x = torch.randn(K, 1) * K**-0.5
     return [A, x]
 
 

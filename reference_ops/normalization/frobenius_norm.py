@@ -32,7 +32,6 @@ class Model(nn.Module):
     def __init__(self):
         super().__init__()
 
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x / torch.norm(x, p="fro")
 

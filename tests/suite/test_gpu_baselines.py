@@ -26,8 +26,21 @@ def _report(out: Path) -> dict:
 
 
 def test_eager_baselines_on_cpu_write_json_and_markdown_and_flag_fast_ops(gb, tmp_path):
-    rc = gb.main(["--device", "cpu", "--profile", "small", "--ops", "relu,sum_dim", "--no-compile",
-                  "--reps", "20", "--out", str(tmp_path)])
+    rc = gb.main(
+        [
+            "--device",
+            "cpu",
+            "--profile",
+            "small",
+            "--ops",
+            "relu,sum_dim",
+            "--no-compile",
+            "--reps",
+            "20",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert rc == 0
     rep = _report(tmp_path)
     assert [r["op"] for r in rep["results"]] == ["relu", "sum_dim"]
@@ -43,8 +56,20 @@ def test_eager_baselines_on_cpu_write_json_and_markdown_and_flag_fast_ops(gb, tm
 
 
 def test_compile_measurements_past_the_deadline_are_skipped_and_marked(gb, tmp_path):
-    rc = gb.main(["--device", "cpu", "--profile", "small", "--ops", "relu", "--deadline-s", "0",
-                  "--out", str(tmp_path)])
+    rc = gb.main(
+        [
+            "--device",
+            "cpu",
+            "--profile",
+            "small",
+            "--ops",
+            "relu",
+            "--deadline-s",
+            "0",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert rc == 0
     (row,) = _report(tmp_path)["results"]
     assert row["compile_us"] is None and "compile skipped (deadline)" in row["notes"]
@@ -62,8 +87,22 @@ def test_category_filter_and_sol_formula(gb):
 
 @pytest.mark.slow
 def test_compile_pool_measures_a_compiled_op_on_cpu(gb, tmp_path):
-    rc = gb.main(["--device", "cpu", "--profile", "small", "--ops", "relu", "--workers", "1",
-                  "--deadline-s", "600", "--out", str(tmp_path)])
+    rc = gb.main(
+        [
+            "--device",
+            "cpu",
+            "--profile",
+            "small",
+            "--ops",
+            "relu",
+            "--workers",
+            "1",
+            "--deadline-s",
+            "600",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert rc == 0
     (row,) = _report(tmp_path)["results"]
     assert row["compile_us"] and row["compile"]["compile_s"] > 0, row["notes"]

@@ -17,8 +17,15 @@ from harness.suite.task import load_task
 OPS = op_paths()
 ALL = sorted(OPS)
 CATEGORY_MINIMUMS = {
-    "matmul": 12, "activation": 14, "softmax": 3, "normalization": 8, "reduction": 12,
-    "convolution": 12, "pooling": 6, "loss": 8, "fused": 12,
+    "matmul": 12,
+    "activation": 14,
+    "softmax": 3,
+    "normalization": 8,
+    "reduction": 12,
+    "convolution": 12,
+    "pooling": 6,
+    "loss": 8,
+    "fused": 12,
 }
 SMOKE = ["relu", "softmax", "sum_dim", "matmul_square", "layer_norm"]
 
@@ -32,7 +39,9 @@ def test_suite_has_at_least_95_ops_with_category_minimums():
     counts = Counter(p.parent.name for p in OPS.values())
     for cat, n in CATEGORY_MINIMUMS.items():
         assert counts[cat] >= n, f"category {cat}: {counts[cat]} ops < {n}"
-    assert set(counts) == set(CATEGORY_MINIMUMS), f"unexpected categories {set(counts) - set(CATEGORY_MINIMUMS)}"
+    assert set(counts) == set(CATEGORY_MINIMUMS), (
+        f"unexpected categories {set(counts) - set(CATEGORY_MINIMUMS)}"
+    )
 
 
 def test_smoke_ops_exist_under_their_required_names():
@@ -51,12 +60,21 @@ def test_op_metadata_is_complete(name):
     assert t.extra_profiles_for("small"), "needs SHAPES['small_extra'] (>= 1 CPU-size hidden shape)"
     default = t.shape_globals("default")
     for prof in t.extra_profiles_for("default") + t.extra_profiles_for("small"):
-        assert set(t.shapes[prof]) <= set(default), f"{prof} overrides a global the file does not define"
+        assert set(t.shapes[prof]) <= set(default), (
+            f"{prof} overrides a global the file does not define"
+        )
     for prof in t.extra_profiles_for("default"):
         g = t.shape_globals(prof)
         assert any(g[k] != default[k] for k in t.shapes[prof]), f"{prof} equals the default shape"
-    extra_dims = [v for p in t.extra_profiles_for("default") for v in t.shapes[p].values() if isinstance(v, int)]
-    assert any(v > 1 and v & (v - 1) for v in extra_dims), "extra shapes need a non-power-of-two size"
+    extra_dims = [
+        v
+        for p in t.extra_profiles_for("default")
+        for v in t.shapes[p].values()
+        if isinstance(v, int)
+    ]
+    assert any(v > 1 and v & (v - 1) for v in extra_dims), (
+        "extra shapes need a non-power-of-two size"
+    )
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -10,8 +10,23 @@ from click.testing import CliRunner
 from harness.cli import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kernelbench"
-FIELDS = {"name", "category", "dtype", "atol", "rtol", "flops", "bytes", "gflop", "mb", "profiles",
-          "extra_profiles", "description", "kernelbench", "path", "sha256"}
+FIELDS = {
+    "name",
+    "category",
+    "dtype",
+    "atol",
+    "rtol",
+    "flops",
+    "bytes",
+    "gflop",
+    "mb",
+    "profiles",
+    "extra_profiles",
+    "description",
+    "kernelbench",
+    "path",
+    "sha256",
+}
 
 
 def _run(*args):
@@ -42,7 +57,12 @@ def test_suite_list_accepts_a_kernelbench_folder_unchanged():
     r = _run("suite", "list", str(FIXTURES / "level1"), "--json")
     assert r.exit_code == 0, r.output
     rows = json.loads(r.output)
-    assert [x["name"] for x in rows] == ["1_Square_matmul", "2_ReLU_activation", "3_Softmax_rows", "12_Conv2d_with_bias"]
+    assert [x["name"] for x in rows] == [
+        "1_Square_matmul",
+        "2_ReLU_activation",
+        "3_Softmax_rows",
+        "12_Conv2d_with_bias",
+    ]
     assert all(x["kernelbench"] and x["gflop"] is None for x in rows)
 
 
@@ -56,7 +76,11 @@ def test_suite_show_gives_shapes_per_profile_and_source():
     assert profs["default"]["gflop"] == 2 * 4096**3 / 1e9
     assert "class Model" in info["source"]
     text = _run("suite", "show", str(FIXTURES / "level1" / "2_ReLU_activation.py"))
-    assert text.exit_code == 0 and "plain KernelBench task" in text.output and "batch_size=16" in text.output
+    assert (
+        text.exit_code == 0
+        and "plain KernelBench task" in text.output
+        and "batch_size=16" in text.output
+    )
 
 
 def test_suite_show_unknown_op_exits_2_with_suggestion():
@@ -93,5 +117,14 @@ def test_fingerprint_names_the_environment():
     from harness.env import fingerprint
 
     fp = fingerprint()
-    assert {"gpu", "driver", "cuda", "torch", "triton", "python", "platform", "harness_commit"} <= set(fp)
+    assert {
+        "gpu",
+        "driver",
+        "cuda",
+        "torch",
+        "triton",
+        "python",
+        "platform",
+        "harness_commit",
+    } <= set(fp)
     assert fp["python"].count(".") == 2

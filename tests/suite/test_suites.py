@@ -39,7 +39,12 @@ def test_op_lists_and_categories_resolve_in_order_without_duplicates():
 
 @pytest.mark.parametrize(
     "bad, hint",
-    [("smok", "'smoke'"), ("relux", "'relu'"), ("category:pool", "'pooling'"), ("suite:levl2", "'level2'")],
+    [
+        ("smok", "'smoke'"),
+        ("relux", "'relu'"),
+        ("category:pool", "'pooling'"),
+        ("suite:levl2", "'level2'"),
+    ],
 )
 def test_unknown_names_fail_with_did_you_mean(bad, hint):
     with pytest.raises(SuiteError, match="did you mean") as e:
@@ -50,7 +55,10 @@ def test_unknown_names_fail_with_did_you_mean(bad, hint):
 def test_kernelbench_folder_resolves_recursively_in_numeric_order():
     paths = resolve_paths(str(FIXTURES))
     assert [p.name for p in paths] == [
-        "1_Square_matmul.py", "2_ReLU_activation.py", "3_Softmax_rows.py", "12_Conv2d_with_bias.py",
+        "1_Square_matmul.py",
+        "2_ReLU_activation.py",
+        "3_Softmax_rows.py",
+        "12_Conv2d_with_bias.py",
     ]
     tasks = resolve(str(FIXTURES / "level1"))
     assert all(t.kernelbench and t.meta.category == "kernelbench" for t in tasks)
