@@ -25,6 +25,10 @@ class _Sampler:
     def _n(self, budget: Budget) -> int:
         return budget.evaluations
 
+    def planned_trials(self, budget: Budget) -> int:
+        """How many proposals one op gets (the runner's progress line uses it)."""
+        return self._n(budget)
+
     def optimize(
         self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn, budget: Budget
     ) -> Iterator[Proposal]:

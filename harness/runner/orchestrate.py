@@ -142,9 +142,9 @@ def run(
         environment=env,
         prices=dict(getattr(cfg.llm_config, "prices", None) or {}),
     )
-    progress = Progress(
-        [t.name for t in tasks], budget.evaluations, stream=stream, enabled=cfg.progress
-    )
+    planned = getattr(method, "planned_trials", None)  # optional: methods that stop early
+    per_op = min(budget.evaluations, int(planned(budget))) if planned else budget.evaluations
+    progress = Progress([t.name for t in tasks], per_op, stream=stream, enabled=cfg.progress)
     runner = OpRunner(results, method, model, settings, judge=judge, progress=progress)
     if cfg.progress:
         offline = " (offline model: a dry run, not a model result)" if info.llm_offline else ""

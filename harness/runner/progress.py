@@ -32,7 +32,7 @@ class Progress:
             self.judged += 1
             best = f"{best_speedup:.2f}x" if best_speedup else "-"
             self._emit(
-                f"[{len(self.finished)}/{len(self.ops)} ops] {op}: trial {n}/{total}, "
+                f"[{len(self.finished)}/{len(self.ops)} ops] {op}: trial {n}/{min(total, self.budget)}, "
                 f"best {best} vs eager, ETA {self._eta()}"
             )
 
