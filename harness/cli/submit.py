@@ -25,26 +25,48 @@ def validate_cmd(folder: Path, no_import: bool, as_json: bool) -> None:
 
     spec, problems = validate_submission(folder, import_plugin=not no_import)
     if as_json:
-        click.echo(json.dumps({"folder": str(folder), "ok": not problems,
-                               "kind": spec.kind if spec else None,
-                               "problems": [p.__dict__ for p in problems]}, indent=2))
+        click.echo(
+            json.dumps(
+                {
+                    "folder": str(folder),
+                    "ok": not problems,
+                    "kind": spec.kind if spec else None,
+                    "problems": [p.__dict__ for p in problems],
+                },
+                indent=2,
+            )
+        )
     elif problems:
         click.echo(f"{folder}: {len(problems)} problem(s)", err=True)
         for p in problems:
             click.echo(f"  - {p.field}: {p.message}", err=True)
             click.echo(f"    fix: {p.fix}", err=True)
     else:
-        what = f"method entry {spec.entry}" if spec.kind == "method" else f"kernels in {spec.kernels}/"
-        click.echo(f"{folder}: OK ({spec.name}: {what}; budget {spec.budget_evaluations} evaluations/op)")
-        click.echo(f"next: harness run --method {spec.name} --llm offline --suite smoke --device cpu --budget 3")
+        what = (
+            f"method entry {spec.entry}" if spec.kind == "method" else f"kernels in {spec.kernels}/"
+        )
+        click.echo(
+            f"{folder}: OK ({spec.name}: {what}; budget {spec.budget_evaluations} evaluations/op)"
+        )
+        click.echo(
+            f"next: harness run --method {spec.name} --llm offline --suite smoke --device cpu --budget 3"
+        )
     sys.exit(1 if problems else 0)
 
 
 @cli.command("new")
 @click.argument("name")
-@click.option("--dir", "root", default="submissions", show_default=True, type=click.Path(path_type=Path),
-              help="Where submission folders live.")
-@click.option("--kernels", is_flag=True, help="An evaluation-only entry (precomputed kernels/<op>.py).")
+@click.option(
+    "--dir",
+    "root",
+    default="submissions",
+    show_default=True,
+    type=click.Path(path_type=Path),
+    help="Where submission folders live.",
+)
+@click.option(
+    "--kernels", is_flag=True, help="An evaluation-only entry (precomputed kernels/<op>.py)."
+)
 @click.option("--author", default=None, help="Author line (default: git config user.name).")
 def new_cmd(name: str, root: Path, kernels: bool, author: str | None) -> None:
     """Create submissions/NAME/ with a manifest and a working plugin template."""
@@ -62,7 +84,9 @@ def new_cmd(name: str, root: Path, kernels: bool, author: str | None) -> None:
 
 def _git_author() -> str:
     try:
-        out = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "config", "user.name"], capture_output=True, text=True, timeout=5
+        )
         return out.stdout.strip() or "Your Name"
     except (OSError, subprocess.SubprocessError):
         return "Your Name"

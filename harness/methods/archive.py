@@ -22,9 +22,37 @@ from pathlib import Path
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # tokens every candidate file shares: they carry no signal about what the op computes
-_STOP = {"self", "import", "from", "return", "def", "class", "torch", "nn", "module", "model",
-         "modelnew", "forward", "init", "super", "none", "true", "false", "the", "and", "for",
-         "in", "if", "else", "as", "is", "not", "or", "with", "python"}
+_STOP = {
+    "self",
+    "import",
+    "from",
+    "return",
+    "def",
+    "class",
+    "torch",
+    "nn",
+    "module",
+    "model",
+    "modelnew",
+    "forward",
+    "init",
+    "super",
+    "none",
+    "true",
+    "false",
+    "the",
+    "and",
+    "for",
+    "in",
+    "if",
+    "else",
+    "as",
+    "is",
+    "not",
+    "or",
+    "with",
+    "python",
+}
 
 
 def tokenize(code: str) -> list[str]:
@@ -70,7 +98,9 @@ class InnovationArchive:
         with self._lock:
             return len(self._entries)
 
-    def similar(self, code: str, k: int = 5, exclude_op: str | None = None) -> list[tuple[ArchiveEntry, float]]:
+    def similar(
+        self, code: str, k: int = 5, exclude_op: str | None = None
+    ) -> list[tuple[ArchiveEntry, float]]:
         """The ``k`` entries most similar to ``code`` (cosine of TF-IDF), best first; ties by op name."""
         entries = [e for e in self.entries() if e.op != exclude_op]
         if not entries or k <= 0:
@@ -120,7 +150,9 @@ def load_from_store(path: str | Path, *, exclude_run: str | None = None) -> list
     if p.is_dir():
         p = p / "harness.sqlite"
     if not p.is_file():
-        raise FileNotFoundError(f"{p}: no results store there (pass a results folder or its harness.sqlite)")
+        raise FileNotFoundError(
+            f"{p}: no results store there (pass a results folder or its harness.sqlite)"
+        )
     con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
     try:
         rows = con.execute(
@@ -139,9 +171,17 @@ def load_from_store(path: str | Path, *, exclude_run: str | None = None) -> list
         if torch_ops or operator == "convert":
             functional.setdefault(op, source)
             continue
-        e = ArchiveEntry(op=op, functional_code=source, kernel=source, speedup=speedup,
-                         runtime_us=runtime, source=f"store:{run_id}")
+        e = ArchiveEntry(
+            op=op,
+            functional_code=source,
+            kernel=source,
+            speedup=speedup,
+            runtime_us=runtime,
+            source=f"store:{run_id}",
+        )
         if op not in best or _better(e, best[op]):
             best[op] = e
-    return [ArchiveEntry(**{**e.__dict__, "functional_code": functional.get(op, e.kernel)})
-            for op, e in sorted(best.items())]
+    return [
+        ArchiveEntry(**{**e.__dict__, "functional_code": functional.get(op, e.kernel)})
+        for op, e in sorted(best.items())
+    ]

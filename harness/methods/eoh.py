@@ -48,8 +48,9 @@ class EoH:
             raise ValueError("pop_size must be >= 1")
         self.pop_size = pop_size
 
-    def optimize(self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn,
-                 budget: Budget) -> Iterator[Proposal]:
+    def optimize(
+        self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn, budget: Budget
+    ) -> Iterator[Proposal]:
         rng = method_rng(task, NAME)
         pop = ElitePopulation(self.pop_size)
         self.population = pop  # the last op's population, for inspection
@@ -59,10 +60,21 @@ class EoH:
             offspring: list[Solution] = []
             for _ in range(size):
                 operator = batch_op if len(members) >= PARENTS[batch_op] else "i1"
-                parents = rank_select(members, PARENTS[operator], rng, population_size=self.pop_size) \
-                    if PARENTS[operator] else []
+                parents = (
+                    rank_select(members, PARENTS[operator], rng, population_size=self.pop_size)
+                    if PARENTS[operator]
+                    else []
+                )
                 msgs = prompting.messages(task, "eoh/user.j2", operator=operator, parents=parents)
-                p = ask(llm, msgs, task=task, method=NAME, trial=trial, operator=operator, parents=parents)
+                p = ask(
+                    llm,
+                    msgs,
+                    task=task,
+                    method=NAME,
+                    trial=trial,
+                    operator=operator,
+                    parents=parents,
+                )
                 evaluate(p)
                 offspring.append(Solution.from_proposal(p, trial=trial))
                 trial += 1

@@ -71,7 +71,9 @@ class Island:
 class ProgramDatabase:
     """The islands of one op's search."""
 
-    def __init__(self, num_islands: int = 5, programs_per_prompt: int = 2, temperature: float = 0.1):
+    def __init__(
+        self, num_islands: int = 5, programs_per_prompt: int = 2, temperature: float = 0.1
+    ):
         if num_islands < 1 or programs_per_prompt < 1:
             raise ValueError("num_islands and programs_per_prompt must be >= 1")
         self.islands = [Island() for _ in range(num_islands)]
@@ -104,7 +106,7 @@ class ProgramDatabase:
         random surviving island. Returns the ids of the reset islands."""
         n = len(self.islands)
         order = sorted(range(n), key=lambda i: (self.islands[i].best_score, rng.random()))
-        weak, survivors = order[: n // 2], order[n // 2:]
+        weak, survivors = order[: n // 2], order[n // 2 :]
         for i in weak:
             self.islands[i] = Island()
             founder = self.islands[rng.choice(survivors)].best
@@ -119,8 +121,13 @@ class FunSearch:
     paper = "Romera-Paredes et al. 2024, Mathematical discoveries from program search with LLMs (FunSearch)"
     default_budget = 45
 
-    def __init__(self, num_islands: int = 5, programs_per_prompt: int = 2, reset_every: int | None = None,
-                 temperature: float = 0.1):
+    def __init__(
+        self,
+        num_islands: int = 5,
+        programs_per_prompt: int = 2,
+        reset_every: int | None = None,
+        temperature: float = 0.1,
+    ):
         self.num_islands = num_islands
         self.programs_per_prompt = programs_per_prompt
         self.reset_every = reset_every
@@ -130,8 +137,9 @@ class FunSearch:
         """Evaluations between island resets: given, or a third of the budget (>= 5)."""
         return self.reset_every if self.reset_every else max(5, evaluations // 3)
 
-    def optimize(self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn,
-                 budget: Budget) -> Iterator[Proposal]:
+    def optimize(
+        self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn, budget: Budget
+    ) -> Iterator[Proposal]:
         rng = method_rng(task, NAME)
         db = ProgramDatabase(self.num_islands, self.programs_per_prompt, self.temperature)
         self.database = db  # the last op's database, for inspection
@@ -141,8 +149,15 @@ class FunSearch:
                 db.reset_weakest(rng)
             island_id, parents = db.sample(rng)
             msgs = prompting.messages(task, "funsearch/user.j2", versions=parents)
-            p = ask(llm, msgs, task=task, method=NAME, trial=trial, operator=f"island{island_id}",
-                    parents=parents)
+            p = ask(
+                llm,
+                msgs,
+                task=task,
+                method=NAME,
+                trial=trial,
+                operator=f"island{island_id}",
+                parents=parents,
+            )
             evaluate(p)
             db.register(island_id, Solution.from_proposal(p, trial=trial))
             yield p

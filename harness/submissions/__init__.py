@@ -4,5 +4,11 @@ from harness.submissions.loader import KernelsMethod, SubmissionError, load_subm
 from harness.submissions.spec import Problem, SubmissionSpec
 from harness.submissions.validate import validate_submission
 
-__all__ = ["KernelsMethod", "Problem", "SubmissionError", "SubmissionSpec", "load_submission_method",
-           "validate_submission"]
+__all__ = [
+    "KernelsMethod",
+    "Problem",
+    "SubmissionError",
+    "SubmissionSpec",
+    "load_submission_method",
+    "validate_submission",
+]

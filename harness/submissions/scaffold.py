@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.submissions.spec import NAME_RE
 
-TOML_METHOD = '''\
+TOML_METHOD = """\
 # Submission manifest: `harness submit validate {folder}` checks every field.
 [submission]
 name = "{name}"
@@ -30,9 +30,9 @@ models = ["gpt-4.1"]     # the model(s) the entry was developed / run with
 
 [budget]
 evaluations = 45         # evaluated trials per op (the paper setting)
-'''
+"""
 
-TOML_KERNELS = '''\
+TOML_KERNELS = """\
 # Evaluation-only submission: one precomputed ModelNew per op in kernels/<op>.py
 # (or several in kernels/<op>/*.py). `harness submit validate {folder}` checks every field.
 [submission]
@@ -51,7 +51,7 @@ models = ["gpt-4.1"]
 
 [budget]
 evaluations = 1          # proposals per op taken from kernels/
-'''
+"""
 
 PLUGIN = '''\
 """{name}: a method plugin for kernel-harness (see CONTRIBUTING.md)."""
@@ -102,23 +102,32 @@ def _runtime(verdict):
 '''
 
 
-def scaffold(name: str, root: str | Path = "submissions", *, kernels: bool = False, author: str = "Your Name") -> Path:
+def scaffold(
+    name: str, root: str | Path = "submissions", *, kernels: bool = False, author: str = "Your Name"
+) -> Path:
     """Create ``root/name/``; raise ValueError (with the fix) when the name or folder is unusable."""
     if not NAME_RE.match(name):
-        raise ValueError(f"{name!r} is not a valid submission name: use lowercase letters, digits and "
-                         "single dashes, starting with a letter (e.g. plan-then-code)")
+        raise ValueError(
+            f"{name!r} is not a valid submission name: use lowercase letters, digits and "
+            "single dashes, starting with a letter (e.g. plan-then-code)"
+        )
     folder = Path(root) / name
     if folder.exists():
         raise ValueError(f"{folder} already exists: pick another name or edit it in place")
     folder.mkdir(parents=True)
-    fmt = {"name": name, "author": author.replace('"', "'"), "folder": folder,
-           "cls": "".join(w.capitalize() for w in name.split("-")) + "Method"}
+    fmt = {
+        "name": name,
+        "author": author.replace('"', "'"),
+        "folder": folder,
+        "cls": "".join(w.capitalize() for w in name.split("-")) + "Method",
+    }
     if kernels:
         (folder / "submission.toml").write_text(TOML_KERNELS.format(**fmt))
         (folder / "kernels").mkdir()
         (folder / "kernels" / "README.md").write_text(
             "Put one ModelNew source per op here, named after the op: relu.py, softmax.py, ...\n"
-            "Each must define class ModelNew with the reference Model's constructor and forward signature.\n")
+            "Each must define class ModelNew with the reference Model's constructor and forward signature.\n"
+        )
     else:
         (folder / "submission.toml").write_text(TOML_METHOD.format(**fmt))
         (folder / "plugin.py").write_text(PLUGIN.format(**fmt))

@@ -15,7 +15,9 @@ from pathlib import Path
 
 SPEC_FILE = "submission.toml"
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
-ENTRY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
+ENTRY_RE = re.compile(
+    r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$"
+)
 
 # table -> allowed keys (anything else is reported with a "did you mean")
 SCHEMA: dict[str, set[str]] = {
@@ -86,7 +88,9 @@ def spec_from_dict(folder: Path, data: dict) -> SubmissionSpec:
     return SubmissionSpec(
         folder=folder,
         name=s(sub, "name"),
-        authors=tuple(a for a in authors if isinstance(a, str)) if isinstance(authors, list) else (),
+        authors=tuple(a for a in authors if isinstance(a, str))
+        if isinstance(authors, list)
+        else (),
         description=s(sub, "description"),
         paper=s(sub, "paper"),
         code=s(sub, "code"),
