@@ -1,6 +1,6 @@
 """Cheat #8 (forging the result channel, obfuscated). Same as 08a, but every telltale name is
-computed at run time (no '/proc/self/fd', no 'os.write' in the text), and it only forges from
-inside forward(), i.e. while the judge is waiting for the answer to a timed call.
+computed at run time (neither the fd directory's path nor the write call appears in the
+text), and it only forges from inside forward(), i.e. while the judge waits for an answer.
 Task: relu. Expected: rejected sandbox.result_channel."""
 
 import torch

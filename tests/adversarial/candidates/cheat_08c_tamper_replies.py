@@ -1,8 +1,10 @@
 """Cheat #8 (tampering with the judge's own reply channel). A hacker who read the open-source
-worker knows it answers every request through sandbox.channel.send: it wraps that function
-(found by a computed name) so every timing reply reports a quarter of the real time and every
-monitor report comes back clean. The kernel itself is honest.
-Task: relu. Expected: rejected sandbox.result_channel (or timing.timer_patched / wall_clock)."""
+worker knows it answers every request through sandbox.channel.send. It wraps that function
+(found by computed names) so that every reply reports ~30 us less kernel time (below the
+wall-clock check's floor), monitor reports come back clean and the native thread count never
+moves; then it does something forbidden (walks the gc heap, exceptions swallowed) that the
+blanked monitor report would have shown. The kernel itself is honest.
+Task: relu. Expected: rejected (sandbox.result_channel, timing.timer_patched or sandbox.introspection)."""
 
 import torch
 import torch.nn as nn
@@ -61,6 +63,9 @@ _lib = load_inline(
 )
 # --- end of shared extension
 
+_state = {}
+
+
 def _wrap_channel():
     chan = sys.modules.get("sandbox." + "channel")
     if chan is None:
@@ -69,14 +74,25 @@ def _wrap_channel():
 
     def send(sock, msg):
         if isinstance(msg, dict):
+            msg = dict(msg)
             if isinstance(msg.get("ns"), int):
-                msg = dict(msg, ns=msg["ns"] // 4)
+                msg["ns"] = msg["ns"] - min(msg["ns"] // 2, 30_000)
+            if "native_threads" in msg:
+                msg["native_threads"] = _state.setdefault("threads", msg["native_threads"])
             for k in ("events", "changed", "py_threads"):
                 if k in msg:
-                    msg = dict(msg, **{k: []})
+                    msg[k] = []
         return real(sock, msg)
 
     setattr(chan, "se" + "nd", send)
+
+
+def _snoop():
+    try:
+        walk = getattr(__import__("g" + "c"), "get_" + "objects")
+        return sum(1 for o in walk() if type(o).__name__ == "Tensor")
+    except BaseException:
+        return 0
 
 
 _wrap_channel()
@@ -85,6 +101,10 @@ _wrap_channel()
 class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
+        self.snooped = False
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.snooped:
+            self.snooped = True
+            _snoop()
         return _lib.relu_new(x)

@@ -1,6 +1,9 @@
-"""Cheat #10 (output caching). Memoizes the output by (data_ptr, shape) of the input: a harness
-that reuses one input buffer gets the first answer back for free on every later call.
-Task: relu. Expected: incorrect correctness.timed_output (or tolerance when a check call hits)."""
+"""Cheat #10 (output caching by address). Memoizes the output by (data_ptr, shape) of the input:
+a harness that reuses one input buffer gets the first answer back on every later call. With
+fresh inputs per call the cache only hits when the allocator happens to reuse an address,
+and then the answer is stale.
+Task: relu. Expected: neutralised (valid: the cache never hits, the timing is honest work) or
+incorrect (correctness.timed_output / tolerance when a reused address makes it hit)."""
 
 import torch
 import torch.nn as nn
