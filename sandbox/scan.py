@@ -5,8 +5,8 @@ forward arity differs from ``Model``'s). ``scan`` finds constructs honest kernel
 (gc/frame introspection, raw fd writes, timer assignment, threads/subprocess/network
 imports) and returns (rule, message) for the first one. It is ONE layer: the runtime audit
 hook, the separate reference process and the parent's clock catch what it cannot see.
-Strings and comments are not scanned, so CUDA/C++ source text inside a Python string does
-not cause false positives.
+String constants are not scanned (except for "/proc/self/fd"), so CUDA/C++ source text
+inside a Python string does not cause false positives.
 """
 
 from __future__ import annotations
@@ -108,6 +108,9 @@ def scan(tree: ast.Module) -> tuple[str, str] | None:
             d = _dotted(node.func)
             if len(d) >= 2 and (d[-2], d[-1]) in BANNED_CALLS:
                 return BANNED_CALLS[(d[-2], d[-1])], f"line {node.lineno}: {'.'.join(d)}() is not allowed"
+            if d and d[-1] == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                    and node.args[1].value in TIMER_NAMES:
+                return rules.TIMER_PATCHED, f"line {node.lineno}: setattr(..., {node.args[1].value!r}, ...)"
             if d and d[-1] == "__import__" and node.args and isinstance(node.args[0], ast.Constant):
                 top = str(node.args[0].value).split(".")[0]
                 if top in BANNED_IMPORTS:

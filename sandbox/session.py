@@ -25,6 +25,7 @@ ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUD
              "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NVIDIA_VISIBLE_DEVICES", "TRITON_PTXAS_PATH",
              "CPATH", "LIBRARY_PATH", "VIRTUAL_ENV", "TZ")
 ENV_DENY = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH")
+_DEBUG = bool(os.environ.get("KH_DEBUG"))
 REPO_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
@@ -53,6 +54,9 @@ def scrubbed_env(scratch: str, cache_root: str) -> dict[str, str]:
         "TRITON_CACHE_DIR": os.path.join(cache_root, "triton"),
         "CUPY_CACHE_DIR": os.path.join(cache_root, "cupy"),
         "XDG_CACHE_HOME": os.path.join(scratch, ".cache"),
+        # idle OpenMP threads sleep instead of spinning: spinning pools of two workers on a
+        # small box steal the CPU from each other and from the parent's clock
+        "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
     })
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     return env
@@ -118,6 +122,8 @@ class WorkerSession:
             raise WorkerDied(f"{self.role} worker died ({_describe_exit(self.handle.poll())}): {e}") from e
         rep = self._recv()
         rtt = time.monotonic_ns() - t0
+        if _DEBUG:
+            print(f"[kh] {self.role} {op} {rtt / 1e6:.1f} ms", file=sys.stderr)
         if rep.get("id") != self.next_id:
             raise ProtocolViolation(
                 f"{self.role} worker answered request {self.next_id} ({op}) with a message for id {rep.get('id')!r}")

@@ -94,8 +94,8 @@ class Worker:
         return {"ok": True}
 
     def import_candidate(self, req: dict[str, Any]) -> dict[str, Any]:
-        from sandbox import buildcache, monitors
         from harness.suite.task import exec_source
+        from sandbox import buildcache, monitors
 
         buildcache.install(self.cache_root)
         mon = monitors.Monitor(req["candidate_path"],
@@ -149,6 +149,7 @@ class Worker:
     def call(self, req: dict[str, Any], profiler: Any = None) -> dict[str, Any]:
         """One call; the same path for correctness, timed and profiled calls."""
         t = self.torch
+        w0 = _perf_ns()
         model = self.models[req["target"]]
         inputs = self._inputs(int(req["seed"]))
         copies = [self._clone(x) if isinstance(x, t.Tensor) else x for x in inputs]
@@ -186,7 +187,8 @@ class Worker:
         )
         if not self.poison_bytes:
             self.poison_bytes = [o.numel() * o.element_size() for o in outs if isinstance(o, t.Tensor)][:4]
-        return {"ok": True, "ns": elapsed_ns, "native_threads": len(_listdir("/proc/self/task"))}
+        return {"ok": True, "ns": elapsed_ns, "native_threads": len(_listdir("/proc/self/task")),
+                "w_ns": _perf_ns() - w0}
 
     def _equal_nan(self, a: Any, b: Any) -> bool:
         t = self.torch
@@ -225,21 +227,22 @@ class Worker:
         rep = self.call(req, profiler=prof)
         if not rep.get("ok"):
             return rep
-        ops, kernels = {}, {}
+        ops: dict[str, int] = {}
+        kernels: dict[str, dict[str, Any]] = {}
+        launches = {"custom": 0, "aten": 0}
         for ev in prof.events():
             dev = str(getattr(ev, "device_type", "")).rsplit(".", 1)[-1]
             if dev == "CPU":
                 ops[ev.name] = ops.get(ev.name, 0) + 1
+                if "LaunchKernel" in ev.name or "LaunchCooperativeKernel" in ev.name:
+                    launches["aten" if _aten_ancestor(ev) else "custom"] += 1
             else:
-                key = ev.name
-                kernels.setdefault(key, {"count": 0, "stream": None, "parent_aten": None})
-                kernels[key]["count"] += 1
-                kernels[key]["stream"] = getattr(ev, "device_resource_id", None)
-        kern_parents = _kernel_parents(prof) if self.cuda else {}
-        for k, p in kern_parents.items():
-            if k in kernels:
-                kernels[k]["parent_aten"] = p
-        rep.update({"ops": ops, "kernels": kernels})
+                k = kernels.setdefault(ev.name[:200], {"count": 0, "streams": []})
+                k["count"] += 1
+                sid = getattr(ev, "device_resource_id", None)
+                if sid is not None and sid not in k["streams"]:
+                    k["streams"].append(sid)
+        rep.update({"ops": ops, "kernels": kernels, "launches": launches})
         return rep
 
     def monitor_report(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -253,14 +256,14 @@ class Worker:
         }
 
 
-def _kernel_parents(prof: Any) -> dict[str, str | None]:
-    """For each GPU kernel, the aten op that launched it (None when launched outside aten)."""
-    out: dict[str, str | None] = {}
-    for ev in prof.events():
-        if str(getattr(ev, "device_type", "")).endswith("CPU"):
-            for k in getattr(ev, "kernels", []) or []:
-                out.setdefault(k.name, ev.name if ev.name.startswith("aten::") else None)
-    return out
+def _aten_ancestor(ev: Any) -> str | None:
+    """The aten op under which a CPU-side launch event ran (None: launched by custom code)."""
+    p = getattr(ev, "cpu_parent", None)
+    while p is not None:
+        if p.name.startswith("aten::"):
+            return p.name
+        p = getattr(p, "cpu_parent", None)
+    return None
 
 
 def _is_compile_exc(e: BaseException) -> bool:

@@ -27,31 +27,43 @@ def summary(v: Verdict) -> str:
     lines = [f"status:   {v.status.value}" + (f"  (rule {v.rule})" if v.rule else "")]
     if v.message:
         lines.append(f"message:  {v.message}")
-    lines.append(f"task:     {v.task}   mode: {v.mode.value}   device: {v.device}"
-                 + ("   [host timers: CPU numbers are for tests only]" if v.host_timers else ""))
+    lines.append(
+        f"task:     {v.task}   mode: {v.mode.value}   device: {v.device}"
+        + ("   [host timers: CPU numbers are for tests only]" if v.host_timers else "")
+    )
     failed = [t for t in v.trials if not t.passed]
     if failed:
         t = failed[0]
-        lines.append(f"failing trial {t.index} ({t.shape_label}): max abs err {t.max_abs_err}, "
-                     f"mismatch {t.mismatch_fraction}: {t.note}")
+        lines.append(
+            f"failing trial {t.index} ({t.shape_label}): max abs err {t.max_abs_err}, "
+            f"mismatch {t.mismatch_fraction}: {t.note}"
+        )
     elif v.trials:
         worst = max((t.max_abs_err or 0.0) for t in v.trials)
         lines.append(f"trials:   {len(v.trials)} passed (max abs err {worst:.3g})")
     for name, m in v.timings.items():
-        lines.append(f"time {name:9s} median {m.median_us:10.2f} us  95% CI [{m.ci_low_us:.2f}, {m.ci_high_us:.2f}]"
-                     f"  n={m.n}{'' if m.converged else '  (not converged: time cap)'}")
+        lines.append(
+            f"time {name:9s} median {m.median_us:10.2f} us  95% CI [{m.ci_low_us:.2f}, {m.ci_high_us:.2f}]"
+            f"  n={m.n}{'' if m.converged else '  (not converged: time cap)'}"
+        )
     for b, s in v.speedups.items():
         p = "n/a" if s.p_value is None else f"{s.p_value:.3g}"
-        lines.append(f"speedup vs {b:7s} {s.value:6.3f}x  95% CI [{s.ci_low:.3f}, {s.ci_high:.3f}]  "
-                     f"p={p} {'(significant)' if s.significant else '(not significant)'}")
+        lines.append(
+            f"speedup vs {b:7s} {s.value:6.3f}x  95% CI [{s.ci_low:.3f}, {s.ci_high:.3f}]  "
+            f"p={p} {'(significant)' if s.significant else '(not significant)'}"
+        )
     if v.speed_of_light:
-        lines.append("speed of light: " + ", ".join(f"{k} {val:.1f}%" for k, val in v.speed_of_light.items()))
+        lines.append(
+            "speed of light: " + ", ".join(f"{k} {val:.1f}%" for k, val in v.speed_of_light.items())
+        )
     if v.allow_torch_ops:
         lines.append("note: --allow-torch-ops was set (research run; not leaderboard-eligible)")
     if v.logs:
         lines.append("log (truncated):\n" + "\n".join("  " + ln for ln in v.logs.splitlines()[:40]))
     if v.durations_s:
-        lines.append("durations: " + ", ".join(f"{k} {val:.1f}s" for k, val in v.durations_s.items()))
+        lines.append(
+            "durations: " + ", ".join(f"{k} {val:.1f}s" for k, val in v.durations_s.items())
+        )
     return "\n".join(lines)
 
 
@@ -59,24 +71,49 @@ def summary(v: Verdict) -> str:
 @click.argument("reference", type=click.Path(dir_okay=False))
 @click.argument("candidate", type=click.Path(dir_okay=False))
 @click.option("--device", default=None, help="cuda | cuda:N | cpu (default: cuda if available)")
-@click.option("--mode", type=click.Choice(["feedback", "final"]), default="final", show_default=True)
+@click.option(
+    "--mode", type=click.Choice(["feedback", "final"]), default="final", show_default=True
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
-@click.option("--sandbox", type=click.Choice(["process", "docker"]), default="process", show_default=True)
+@click.option(
+    "--sandbox", type=click.Choice(["process", "docker"]), default="process", show_default=True
+)
 @click.option("--allow-torch-ops", is_flag=True, help="Research use: let torch compute (recorded).")
-@click.option("--seed", type=int, default=None, help="Public seed (feedback mode); final mode draws a secret one.")
-@click.option("--profile", default=None, help="Shape profile (default: 'small' on CPU when the task has it).")
-@click.option("--timeout", type=float, default=600.0, show_default=True, help="Wall limit in seconds.")
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="Public seed (feedback mode); final mode draws a secret one.",
+)
+@click.option(
+    "--profile", default=None, help="Shape profile (default: 'small' on CPU when the task has it)."
+)
+@click.option(
+    "--timeout", type=float, default=600.0, show_default=True, help="Wall limit in seconds."
+)
 @click.option("--max-timing-s", type=float, default=None, help="Time cap per measured callable.")
-def cli(reference: str, candidate: str, device: str | None, mode: str, as_json: bool, sandbox: str,
-        allow_torch_ops: bool, seed: int | None, profile: str | None, timeout: float,
-        max_timing_s: float | None) -> None:
+def cli(
+    reference: str,
+    candidate: str,
+    device: str | None,
+    mode: str,
+    as_json: bool,
+    sandbox: str,
+    allow_torch_ops: bool,
+    seed: int | None,
+    profile: str | None,
+    timeout: float,
+    max_timing_s: float | None,
+) -> None:
     """Judge CANDIDATE (a ModelNew source) against REFERENCE (a KernelBench-format task)."""
     from harness.suite.task import TaskError, load_task
     from sandbox.evaluate import CandidateError, EvalConfig, evaluate
 
     device = device or _default_device()
     if device == "cpu" and not as_json:
-        click.echo("warning: CPU evaluation uses host timers; its timings are for tests only", err=True)
+        click.echo(
+            "warning: CPU evaluation uses host timers; its timings are for tests only", err=True
+        )
     try:
         task = load_task(reference)
     except TaskError as e:
@@ -89,8 +126,17 @@ def cli(reference: str, candidate: str, device: str | None, mode: str, as_json: 
     if profile is None:
         profile = "small" if device == "cpu" and "small" in task.shapes else "default"
     kw = {} if max_timing_s is None else {"max_timing_s": max_timing_s}
-    cfg = EvalConfig(mode=Mode(mode), device=device, sandbox=sandbox, seed=seed, timeout_s=timeout,
-                     allow_torch_ops=allow_torch_ops, profile=profile, candidate_name=cpath.name, **kw)
+    cfg = EvalConfig(
+        mode=Mode(mode),
+        device=device,
+        sandbox=sandbox,
+        seed=seed,
+        timeout_s=timeout,
+        allow_torch_ops=allow_torch_ops,
+        profile=profile,
+        candidate_name=cpath.name,
+        **kw,
+    )
     try:
         v = evaluate(task, cpath.read_text(), cfg)
     except CandidateError as e:

@@ -14,7 +14,7 @@ def get_launcher(name: str) -> Launcher:
     if name == "docker":
         import importlib
 
-        mod = importlib.import_module("sandbox.isolation.docker")
+        mod = importlib.import_module("sandbox.isolation.docker_backend")
         return mod.DockerLauncher()
     raise ValueError(f"unknown sandbox backend {name!r}: use 'process' or 'docker'")
 

@@ -18,21 +18,17 @@ Exit codes follow ``subprocess``: a container killed by signal N reports ``-N``.
 
 from __future__ import annotations
 
-import atexit
 import os
 import socket
-import threading
-import time
 from dataclasses import dataclass, field
 
 from sandbox.isolation import engine
 from sandbox.isolation.base import WorkerSpec
+from sandbox.isolation.docker_handle import ContainerHandle, track
 
 DEFAULT_IMAGE = "kernel-harness:latest"
 IMAGE_PYTHON = "/opt/venv/bin/python"  # the Dockerfile's venv (the worker's env sets PATH itself)
 NOBODY = "65534:65534"
-_started: dict[str, object] = {}  # container id -> container, removed at interpreter exit
-_lock = threading.Lock()
 _cleaned: set[str] = set()  # base urls whose leftovers were already cleaned by this process
 
 
@@ -116,108 +112,14 @@ def gpu_request(engine_info: engine.EngineInfo, env: dict[str, str]):
     return None, [req]
 
 
-class ContainerHandle:
-    """A started container, as a ``WorkerHandle``. Removes the container once it is over."""
-
-    isolation = "docker"
-
-    def __init__(self, container, log_path: str | None, wall_s: float,
-                 memory_bytes: int | None = None) -> None:
-        self.container = container
-        self.log_path = log_path
-        self.memory_bytes = memory_bytes
-        self._killed = False
-        container.reload()
-        self.pid = int(container.attrs.get("State", {}).get("Pid") or 0)
-        self._status: int | None = None
-        self._violation: str | None = None
-        self._deadline = time.monotonic() + wall_s
-        self._done = threading.Lock()
-
-    def _finish(self, state: dict) -> int:
-        """Record exit status, OOM, logs; remove the container (idempotent)."""
-        with self._done:
-            if self._status is not None:
-                return self._status
-            code = int(state.get("ExitCode", -9) or 0)
-            if state.get("OOMKilled"):
-                self._violation = "memory: the container hit its memory limit (OOM-killed)"
-            elif code == 137 and not self._killed and time.monotonic() < self._deadline:
-                # SIGKILL from inside before the backstop: only the kernel's OOM killer does
-                # that (podman reports OOMKilled for the container's pid 1 only).
-                lim = f" of {self.memory_bytes // 2**20} MiB" if self.memory_bytes else ""
-                self._violation = f"memory: SIGKILLed inside the container (memory limit{lim})"
-            self._status = -(code - 128) if code > 128 else code
-            self._save_logs()
-            self._remove()
-            return self._status
-
-    def _save_logs(self) -> None:
-        if not self.log_path:
-            return
-        try:
-            data = self.container.logs(stdout=True, stderr=True)
-            with open(self.log_path, "ab") as f:
-                f.write(data)
-        except Exception:  # noqa: BLE001 - logs are best effort
-            pass
-
-    def _remove(self) -> None:
-        try:
-            self.container.remove(force=True)
-        except Exception:  # noqa: BLE001 - already gone
-            pass
-        with _lock:
-            _started.pop(self.container.id, None)
-
-    def poll(self) -> int | None:
-        if self._status is not None:
-            return self._status
-        try:
-            self.container.reload()
-        except Exception:  # noqa: BLE001 - removed behind our back
-            return self._finish({"ExitCode": 137})
-        state = self.container.attrs.get("State", {})
-        if state.get("Status") in ("exited", "dead", "stopped"):
-            return self._finish(state)
-        if time.monotonic() > self._deadline:
-            self._violation = "wall: the container outlived its wall_seconds backstop"
-            self.kill()
-            return self._status
-        return None
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        end = None if timeout is None else time.monotonic() + timeout
-        delay = 0.02
-        while True:
-            st = self.poll()
-            if st is not None:
-                return st
-            if end is not None and time.monotonic() >= end:
-                return None
-            time.sleep(delay if end is None else max(0.0, min(delay, end - time.monotonic())))
-            delay = min(delay * 1.5, 0.25)
-
-    def kill(self) -> None:
-        if self._status is not None:
-            return
-        self._killed = True
-        try:
-            self.container.kill()
-        except Exception:  # noqa: BLE001 - already exited
-            pass
-        state = {"ExitCode": 137}
-        try:
-            self.container.reload()
-            st = self.container.attrs.get("State", {})
-            if st.get("Status") in ("exited", "dead", "stopped"):
-                state = st
-        except Exception:  # noqa: BLE001
-            pass
-        self._finish(state)
-
-    def violation(self) -> str | None:
-        return self._violation
+def container_gpu_env(env: dict[str, str]) -> dict[str, str]:
+    """Inside the container the passed GPUs are numbered from 0: renumber CUDA_VISIBLE_DEVICES
+    (UUIDs stay as they are: they are global)."""
+    vis = env.get("CUDA_VISIBLE_DEVICES", "").strip()
+    ids = [d.strip() for d in vis.split(",") if d.strip()]
+    if ids and all(i.isdigit() for i in ids):
+        return {**env, "CUDA_VISIBLE_DEVICES": ",".join(str(n) for n in range(len(ids)))}
+    return dict(env)
 
 
 class DockerLauncher:
@@ -339,6 +241,7 @@ class DockerLauncher:
         if self.options.cpus:
             kw["nano_cpus"] = int(self.options.cpus * 1e9)
         if spec.gpu:
+            kw["environment"] = container_gpu_env(spec.env)
             devices, requests = gpu_request(self.engine_info, spec.env)
             if devices:
                 kw["devices"] = devices
@@ -346,12 +249,11 @@ class DockerLauncher:
                 kw["device_requests"] = requests
         client = self.client
         container = client.containers.create(self.image.image, **kw)
-        with _lock:
-            _started[container.id] = container
+        untrack = track(container)
         try:
             container.start()
         except Exception:
-            _started.pop(container.id, None)
+            untrack()
             container.remove(force=True)
             raise
         return ContainerHandle(container, spec.log_path,
@@ -377,16 +279,3 @@ def _engine_safe_ulimits() -> list:
 
 def _role(argv: list[str]) -> str:
     return argv[argv.index("--role") + 1] if "--role" in argv[:-1] else "worker"
-
-
-@atexit.register
-def _remove_started() -> None:
-    """A normal interpreter exit removes every container this process started."""
-    with _lock:
-        items = list(_started.values())
-        _started.clear()
-    for c in items:
-        try:
-            c.remove(force=True)
-        except Exception:  # noqa: BLE001
-            pass

@@ -1,0 +1,60 @@
+"""Shared fixtures of the evaluator tests: the tiny add task, the shared C++ add kernel, and a
+fast-but-complete EvalConfig (all correctness checks; timing capped)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.suite.task import load_task
+from sandbox.evaluate import EvalConfig, evaluate
+from sandbox.verdict import Mode
+
+HERE = Path(__file__).resolve().parent
+ADD_TASK = HERE / "tasks" / "add.py"
+CPP_ADD = (HERE / "candidates" / "cpp_add.py").read_text()
+
+TORCH_ADD = '''
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return a + b
+'''
+
+
+def fast_config(**kw) -> EvalConfig:
+    base = dict(device="cpu", mode=Mode.FEEDBACK, profile="small", timeout_s=300.0, max_timing_s=0.3,
+                feedback_timing_s=0.3, target_ci=0.05, baselines=("eager",), seed=1234)
+    base.update(kw)
+    return EvalConfig(**base)
+
+
+def run(source: str, task: Path = ADD_TASK, **kw):
+    return evaluate(load_task(task), source, fast_config(**kw))
+
+
+def python_candidate(forward_body: str, prelude: str = "") -> str:
+    """A torch-only candidate whose forward is ``forward_body`` (indent 8)."""
+    return f'''
+import os, sys, time
+import torch
+import torch.nn as nn
+{prelude}
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+{forward_body}
+'''
+
+
+@pytest.fixture(scope="session")
+def add_task():
+    return load_task(ADD_TASK)

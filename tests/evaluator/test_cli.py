@@ -1,0 +1,60 @@
+"""`harness eval` exit codes: 2 for unusable input (never a verdict), 1 for other verdicts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.evaluator.conftest import ADD_TASK, python_candidate
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def harness_eval(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", "eval", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    ("source", "needle"),
+    [
+        ("def broken(:\n", "does not parse"),
+        ("import torch\nx = 1\n", "no class ModelNew"),
+        (python_candidate("        return a").replace("def forward(self, a, b)", "def forward(self, a)"),
+         "forward takes 1"),
+    ],
+    ids=["syntax-error", "no-modelnew", "arity-mismatch"],
+)
+def test_unusable_candidate_exits_2_naming_the_file(tmp_path, source, needle):
+    cand = tmp_path / "my_kernel.py"
+    cand.write_text(source)
+    r = harness_eval(str(ADD_TASK), str(cand), "--device", "cpu")
+    assert r.returncode == 2, r.stderr
+    assert "my_kernel.py" in r.stderr and needle in r.stderr
+    assert r.stdout == ""  # no verdict printed
+
+
+def test_missing_files_and_bad_task_exit_2(tmp_path):
+    cand = tmp_path / "c.py"
+    cand.write_text(python_candidate("        return a + b"))
+    r = harness_eval(str(tmp_path / "nope.py"), str(cand), "--device", "cpu")
+    assert r.returncode == 2 and "no such task file" in r.stderr
+    r = harness_eval(str(ADD_TASK), str(tmp_path / "missing.py"), "--device", "cpu")
+    assert r.returncode == 2 and "no such candidate file" in r.stderr
+    bad_task = tmp_path / "task.py"
+    bad_task.write_text("import torch\nclass Model(torch.nn.Module):\n    pass\n")
+    r = harness_eval(str(bad_task), str(cand), "--device", "cpu")
+    assert r.returncode == 2 and "get_inputs" in r.stderr
+
+
+def test_non_valid_verdict_exits_1_with_json(tmp_path):
+    cand = tmp_path / "c.py"
+    cand.write_text(python_candidate("        return a + b", "import socket"))  # static scan: fast
+    r = harness_eval(str(ADD_TASK), str(cand), "--device", "cpu", "--json")
+    assert r.returncode == 1, r.stderr
+    v = json.loads(r.stdout)
+    assert v["status"] == "rejected" and v["rule"] == "sandbox.network"

@@ -1,0 +1,118 @@
+"""Each verdict status on CPU, end to end through the process backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox import rules
+from sandbox.verdict import Status, Verdict
+from tests.evaluator.conftest import CPP_ADD, TORCH_ADD, python_candidate, run
+
+
+@pytest.fixture(scope="module")
+def cache_dir():
+    """The shared default build cache (other tests and the red team build the same kernel)."""
+    return None
+
+
+@pytest.fixture(scope="module")
+def first_cpp(cache_dir):
+    return run(CPP_ADD, build_dir=cache_dir, timeout_s=900)
+
+
+def test_honest_cpp_kernel_is_valid_with_timings(first_cpp):
+    v = first_cpp
+    assert v.status is Status.VALID, (v.message, v.logs)
+    assert v.host_timers is True
+    assert len(v.trials) >= 6 and all(t.passed for t in v.trials)
+    assert {"candidate", "eager"} <= set(v.timings)
+    m = v.timings["candidate"]
+    assert m.n >= 20 and m.ci_low_us <= m.median_us <= m.ci_high_us
+    assert "eager" in v.speedups and v.speedups["eager"].p_value is not None
+    assert v.environment["isolation"] in ("bwrap", "unshare", "none")
+
+
+def test_verdict_json_round_trip(first_cpp):
+    again = Verdict.from_json(first_cpp.to_json())
+    assert again == first_cpp
+
+
+def test_build_cache_second_evaluation_does_not_recompile(first_cpp, cache_dir):
+    assert sum(first_cpp.evidence["build"].values()) == 1  # built once, or found built
+    second = run(CPP_ADD, build_dir=cache_dir)
+    assert second.status is Status.VALID, second.message
+    assert second.evidence["build"] == {"builds": 0, "cache_hits": 1}
+    assert second.durations_s["compile"] == 0.0
+    if first_cpp.evidence["build"]["builds"] == 1:
+        assert second.durations_s["import"] < first_cpp.durations_s["import"] / 3
+
+
+COMPILE_ERROR_SRC = """
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+# no_implicit_headers: the compiler fails in milliseconds instead of parsing torch's headers
+ext = load_inline(name="broken", cpp_sources="int add(int a, int b) { return a + b }",
+                  functions=None, no_implicit_headers=True)
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return ext.add(a, b)
+"""
+
+
+def test_compile_error_reports_compiler_log(cache_dir):
+    v = run(COMPILE_ERROR_SRC, build_dir=cache_dir, timeout_s=900)
+    assert v.status is Status.COMPILE_ERROR, v.message
+    assert "error" in v.logs.lower()
+
+
+def test_exception_in_forward_is_runtime_error():
+    v = run(python_candidate("        raise ValueError('boom in forward')"))
+    assert v.status is Status.RUNTIME_ERROR
+    assert "boom in forward" in v.logs
+
+
+def test_wrong_values_are_incorrect_with_failing_trial():
+    v = run(python_candidate("        return a + b + 0.01"), allow_torch_ops=True)
+    assert v.status is Status.INCORRECT and v.rule == rules.TOLERANCE
+    assert v.trials and not v.trials[-1].passed and v.trials[-1].max_abs_err == pytest.approx(0.01, rel=1e-3)
+    assert "trial 0" in v.message
+
+
+def test_torch_computing_the_result_is_rejected():
+    v = run(TORCH_ADD)
+    assert v.status is Status.REJECTED and v.rule == rules.TORCH_FALLBACK
+    assert "aten::add" in v.message
+
+
+def test_allow_torch_ops_is_recorded_and_scrubs_secrets(monkeypatch):
+    # the candidate fails if the parent's secrets or home reach its environment
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-must-not-leak")
+    monkeypatch.setenv("HF_TOKEN", "hf-must-not-leak")
+    prelude = (
+        "leaked = [k for k in os.environ if 'KEY' in k or 'TOKEN' in k]\n"
+        "assert not leaked, f'secrets leaked: {leaked}'\n"
+        "assert os.environ['HOME'] != os.path.expanduser('~root'), 'HOME not scrubbed'\n"
+    )
+    v = run(python_candidate("        return a + b", prelude), allow_torch_ops=True)
+    assert v.status is Status.VALID, (v.message, v.logs)
+    assert v.allow_torch_ops is True
+
+
+def test_modifying_inputs_is_incorrect():
+    v = run(python_candidate("        out = a + b\n        a.zero_()\n        return out"), allow_torch_ops=True)
+    assert v.status is Status.INCORRECT and v.rule == rules.INPUTS_MODIFIED
+
+
+def test_wrong_shape_is_output_type():
+    v = run(python_candidate("        return (a + b)[:-1]"), allow_torch_ops=True)
+    assert v.status is Status.INCORRECT and v.rule == rules.OUTPUT_TYPE
+
+
+def test_static_scan_rejects_before_running():
+    v = run(python_candidate("        return a + b", "import subprocess"))
+    assert v.status is Status.REJECTED and v.rule == rules.SUBPROCESS
+    assert v.evidence.get("static_scan") is True
+    assert "environment" not in v.to_dict() or not v.environment  # no worker was started
