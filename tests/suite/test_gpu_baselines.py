@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,12 +12,17 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_baselines.py"
 
 
+def _import_script():
+    """Import the script as module ``gpu_baselines`` from a sys.path entry, so that its compile
+    workers (spawned processes, which inherit sys.path) can import it too."""
+    if str(SCRIPT.parent) not in sys.path:
+        sys.path.insert(0, str(SCRIPT.parent))
+    return importlib.import_module("gpu_baselines")
+
+
 @pytest.fixture(scope="module")
 def gb():
-    spec = importlib.util.spec_from_file_location("gpu_baselines", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _import_script()
 
 
 def _report(out: Path) -> dict:

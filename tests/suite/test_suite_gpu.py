@@ -3,8 +3,9 @@ machines this was written on."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,14 @@ pytestmark = [
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_baselines.py"
 
 
+def _import_script():
+    """Import the script as module ``gpu_baselines`` from a sys.path entry, so that its compile
+    workers (spawned processes, which inherit sys.path) can import it too."""
+    if str(SCRIPT.parent) not in sys.path:
+        sys.path.insert(0, str(SCRIPT.parent))
+    return importlib.import_module("gpu_baselines")
+
+
 @pytest.mark.parametrize("name", sorted(op_paths()))
 def test_op_runs_on_gpu_at_default_and_extra_shapes_and_discriminates(name):
     t = load_task(op_paths()[name])
@@ -34,9 +43,7 @@ def test_op_runs_on_gpu_at_default_and_extra_shapes_and_discriminates(name):
 
 
 def test_gpu_baselines_script_times_relu_eager_and_compiled(tmp_path):
-    spec = importlib.util.spec_from_file_location("gpu_baselines", SCRIPT)
-    gb = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gb)
+    gb = _import_script()
     assert gb.main(["--ops", "relu", "--workers", "1", "--out", str(tmp_path)]) == 0
     (js,) = tmp_path.glob("baselines_*.json")
     (row,) = json.loads(js.read_text())["results"]
