@@ -94,12 +94,9 @@ class Task:
         return mod
 
     def shape_globals(self, profile: str = "default") -> dict[str, Any]:
+        """Numeric module globals (and tuples of numbers, e.g. KernelBench's ``input_shape``)."""
         mod = self.load_module(profile)
-        return {
-            k: v
-            for k, v in vars(mod).items()
-            if isinstance(v, (int, float)) and not k.startswith("_")
-        }
+        return {k: v for k, v in vars(mod).items() if not k.startswith("_") and _is_shape_value(v)}
 
     def work(self, profile: str = "default") -> tuple[float | None, float | None]:
         """(FLOPs, bytes moved) at a profile, from the META formulas; None where not given."""
@@ -108,6 +105,12 @@ class Task:
         for expr in (self.meta.flops, self.meta.bytes):
             out.append(float(eval(expr, {"__builtins__": {}}, env)) if expr else None)  # noqa: S307
         return out[0], out[1]
+
+
+def _is_shape_value(v: Any) -> bool:
+    if isinstance(v, (int, float)):
+        return True
+    return isinstance(v, tuple) and all(isinstance(x, (int, float)) for x in v)
 
 
 def exec_source(source: str, path: Path | str, modname: str | None = None) -> types.ModuleType:

@@ -59,6 +59,7 @@ def test_kernelbench_folder_resolves_recursively_in_numeric_order():
         "2_ReLU_activation.py",
         "3_Softmax_rows.py",
         "12_Conv2d_with_bias.py",
+        "19_Cumsum_tuple_shape.py",
     ]
     tasks = resolve(str(FIXTURES / "level1"))
     assert all(t.kernelbench and t.meta.category == "kernelbench" for t in tasks)
@@ -69,6 +70,9 @@ def test_single_kernelbench_file_is_one_task():
     t = find_task(str(FIXTURES / "level1" / "12_Conv2d_with_bias.py"))
     assert t.name == "12_Conv2d_with_bias" and t.kernelbench
     assert t.shape_globals()["out_channels"] == 16
+    assert find_task(str(FIXTURES / "level1" / "19_Cumsum_tuple_shape.py")).shape_globals()[
+        "input_shape"
+    ] == (300,)
 
 
 def test_missing_path_and_folder_without_tasks_are_user_errors(tmp_path):
