@@ -121,17 +121,7 @@ def run(
         kw: dict[str, Any] = {"store": results.store, "run_id": info.run_id, "device": cfg.device}
         if cfg.llm_config is not None:
             kw["config"] = cfg.llm_config
-        try:
-            model = make_model(llm_for_seed(cfg.llm, cfg.seed), **kw)
-        except ModuleNotFoundError as e:  # the LLM layer's recorder is not installed yet
-            if "recording" not in str(e):
-                raise
-            from harness.runner.recorder import LocalRecordingModel
-
-            kw.pop("store")
-            model = LocalRecordingModel(
-                make_model(llm_for_seed(cfg.llm, cfg.seed), **kw), results.store, run_id=info.run_id
-            )
+        model = make_model(llm_for_seed(cfg.llm, cfg.seed), **kw)
     settings = OpSettings(
         run_id=info.run_id,
         device=cfg.device,
