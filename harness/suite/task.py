@@ -74,7 +74,10 @@ class Task:
 
     @property
     def extra_profiles(self) -> list[str]:
-        return [p for p in self.shapes if p.startswith("extra")]
+        """Every hidden-shape profile (``extra*`` and ``small_extra*``, in file order).
+
+        Use ``extra_profiles_for(base)`` for the ones that go with one base profile."""
+        return [p for p in self.shapes if p.startswith("extra") or p.startswith("small_extra")]
 
     def extra_profiles_for(self, base: str = "default") -> list[str]:
         """Extra (hidden-shape) profiles that go with ``base``: default -> extra*, small -> small_extra*.

@@ -95,7 +95,7 @@ def test_small_extra_becomes_profiles_and_extra_profiles_for_maps_base_profiles(
     )
     t = load_task(f)
     assert t.profiles == ["default", "small", "small_extra0", "small_extra1", "extra0"]
-    assert t.extra_profiles == ["extra0"]
+    assert t.extra_profiles == ["small_extra0", "small_extra1", "extra0"]
     assert t.extra_profiles_for("default") == ["extra0"]
     assert t.extra_profiles_for("small") == ["small_extra0", "small_extra1"]
     assert t.extra_profiles_for("extra0") == []
