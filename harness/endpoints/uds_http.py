@@ -64,6 +64,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self, method: str) -> None:
         srv: JSONServer = self.server.owner  # type: ignore[attr-defined]
         try:
+            try:
+                n = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                n = -1
+            if n < 0 or n > MAX_BODY:
+                self.close_connection = True  # the unread body must not be parsed as a request
+                raise HTTPError(413 if n > 0 else 400, "too_large" if n > 0 else "bad_request",
+                                f"Content-Length {self.headers.get('Content-Length')!r}: "
+                                f"send a JSON body of at most {MAX_BODY} bytes")
+            raw = self.rfile.read(n) if n else b""  # read before any answer (keep-alive)
             if not srv.authorized(self.headers.get("Authorization", "")):
                 raise HTTPError(
                     401,
@@ -72,11 +82,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "(send 'Authorization: Bearer $HARNESS_EVAL_TOKEN')",
                 )
             body = None
-            n = int(self.headers.get("Content-Length") or 0)
-            if n > MAX_BODY:
-                raise HTTPError(413, "too_large", f"request body of {n} bytes > {MAX_BODY}")
-            if n:
-                raw = self.rfile.read(n)
+            if raw:
                 try:
                     body = json.loads(raw)
                 except ValueError as e:
@@ -114,6 +120,7 @@ class JSONServer:
         os.chmod(path, socket_mode)
         self._thread = threading.Thread(
             target=self._srv.serve_forever,
+            kwargs={"poll_interval": 0.05},
             daemon=True,
             name=f"kh-endpoint-{os.path.basename(path)}",
         )

@@ -46,6 +46,7 @@ def test_container_verdict_matches_process_backend(docker_sandbox, candidate):
     in_process = _judge(source, "process")
     in_docker = _judge(source, docker_sandbox)
     assert in_docker.environment.get("isolation") == "docker"
+    assert "sha256:" in in_docker.environment["image_digest"]  # the image is recorded
     assert (in_docker.status, in_docker.rule) == (in_process.status, in_process.rule), (
         in_docker.message, in_process.message)
     assert in_docker.status in (Status.INCORRECT, Status.REJECTED)
@@ -58,5 +59,5 @@ def test_cpp_kernel_is_valid_in_a_container(docker_sandbox):
     assert v.environment.get("isolation") == "docker"
     assert v.trials and all(t.passed for t in v.trials), v.message
     assert v.status is Status.VALID, f"{v.status.value} {v.rule}: {v.message}"
-    if "image_digest" in v.environment:  # once the evaluator merges DockerLauncher.environment()
-        assert v.environment["image_digest"].startswith(("sha256:", "localhost/"))
+    assert "sha256:" in v.environment["image_digest"]
+    assert v.environment["image"] == "localhost/kernel-harness-hostenv:1"
