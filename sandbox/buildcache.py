@@ -58,6 +58,11 @@ def install(root: str | os.PathLike[str]) -> None:
     root_p = Path(root)
     root_p.mkdir(parents=True, exist_ok=True)
     orig_inline, orig_load = ce.load_inline, ce.load
+    # additive (throughput helper, docs/performance.md): with KH_BUILD_PCH=1 the trusted parent has
+    # built torch's precompiled extension.h; builds use it, and none deletes it for the others
+    pch = os.environ.get("KH_BUILD_PCH") == "1" and hasattr(ce, "remove_extension_h_precompiler_headers")
+    if pch:
+        ce.remove_extension_h_precompiler_headers = lambda: None
 
     def cached(kind: str, payload: dict[str, Any], build: Any, is_python_module: bool) -> Any:
         h = _key(kind, payload)
@@ -92,6 +97,8 @@ def install(root: str | os.PathLike[str]) -> None:
         ))
         params.update(kw)
         params.pop("build_directory", None)
+        if pch and not params.get("extra_cflags") and not params.get("extra_include_paths"):
+            params.setdefault("use_pch", True)  # KH_BUILD_PCH: the parent built the header (prebuild.py)
         payload = {"cpp": cpp_sources, "cuda": cuda_sources,
                    **{k: v for k, v in params.items() if k != "verbose"}}
         is_py = params.get("is_python_module", True)

@@ -43,6 +43,7 @@ class EvalConfig:
     hidden_paths: tuple[str, ...] = ()  # dirs masked inside the sandbox (results dir, ...)
     check_fraction: float = 0.15  # share of timed candidate calls whose output is checked
     candidate_name: str = "candidate.py"  # file name shown in messages
+    memory_limit_gb: float | None = None  # None: CPU min(8 GiB, 35% of RAM) RSS; GPU 64 GiB
 
 
 def evaluate(task: Any, source: str, config: EvalConfig | None = None) -> Verdict:

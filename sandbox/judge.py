@@ -68,6 +68,22 @@ def environment(device: str, isolation: str) -> dict[str, Any]:
     return env
 
 
+def _mem_total() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 16 * 2**30
+
+
+def _is_oom(text: str) -> bool:
+    return any(s in text for s in ("MemoryError", "can't allocate memory", "not enough memory",
+                                   "CUDA out of memory", "OutOfMemoryError", "Cannot allocate memory"))
+
+
 def load_output(path: str) -> Any:
     """Load a worker's output file; raise Reject(output_type) for anything but plain tensors."""
     with open(path, "rb") as f:
@@ -119,6 +135,9 @@ class Judge:
         rep, rtt = self.cand.request(op, seed=seed, target="candidate")
         if not rep.get("ok"):
             status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
+            if status is Status.RUNTIME_ERROR and _is_oom(rep.get("error", "")):
+                raise Reject(Status.REJECTED, rules.RESOURCES, "the candidate ran out of its memory limit",
+                             log=rep.get("error", ""))
             raise Reject(status, None, f"the candidate raised on a call (seed {seed})",
                          log=rep.get("error", ""))
         return rep, rtt
@@ -170,8 +189,15 @@ class Judge:
         launcher = get_launcher(self.cfg.sandbox)
         root = cache_root(self.cfg)
         cpu = not self.cfg.device.startswith("cuda")
-        limits = Limits(address_space_bytes=(16 * 2**30 if cpu else None),
-                        rss_bytes=(8 if cpu else 64) * 2**30, wall_seconds=self.cfg.timeout_s)
+        ram = _mem_total()
+        if self.cfg.memory_limit_gb:
+            rss = int(self.cfg.memory_limit_gb * 2**30)
+        else:
+            rss = min(8 * 2**30, int(0.35 * ram)) if cpu else 64 * 2**30
+        # RLIMIT_AS (CPU only; CUDA reserves huge virtual ranges) is a backstop above the RSS
+        # watchdog: torch alone maps ~1-2 GiB of address space
+        limits = Limits(address_space_bytes=(min(16 * 2**30, max(rss + 4 * 2**30, int(0.5 * ram))) if cpu else None),
+                        rss_bytes=rss, wall_seconds=self.cfg.timeout_s)
         hide = list(self.cfg.hidden_paths)
 
         self.ref = WorkerSession("reference", launcher, self.cfg.device, root, self.deadline, limits)
@@ -207,6 +233,9 @@ class Judge:
         self.v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits")}
         if not rep.get("ok"):
             status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
+            if status is Status.RUNTIME_ERROR and _is_oom(rep.get("error", "")):
+                raise Reject(Status.REJECTED, rules.RESOURCES, "importing the candidate ran out of its memory limit",
+                             log=rep.get("error", ""))
             what = "compiling" if status is Status.COMPILE_ERROR else "importing"
             raise Reject(status, None, f"{what} the candidate failed", log=rep.get("error", ""))
         self.check_monitor("import")

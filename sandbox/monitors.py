@@ -126,15 +126,17 @@ class Monitor:
 
     # -- identity + threads ----------------------------------------------------------------
     def snapshot(self, worker_globals: dict[str, Any]) -> None:
+        self._ti = timing_identities  # captured: later lookups could be patched
+        self._enumerate = threading.enumerate
         self.identity = timing_identities(worker_globals)
         self.threads_before = {t.ident for t in threading.enumerate() if t.ident is not None}
 
     def changed_identities(self, worker_globals: dict[str, Any]) -> list[str]:
-        now = timing_identities(worker_globals)
+        now = self._ti(worker_globals)
         return sorted(k for k, v in self.identity.items() if now.get(k) is not v)
 
     def new_python_threads(self) -> list[str]:
-        return [t.name for t in threading.enumerate()
+        return [t.name for t in self._enumerate()
                 if t.ident not in self.threads_before and t.is_alive()]
 
 
@@ -160,9 +162,30 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     for n in ("clone", "equal", "cpu", "detach"):
         d[f"torch.Tensor.{n}"] = getattr(torch.Tensor, n)
     d["torch.equal"] = torch.equal
+    import json
+    import socket
+    import struct
+
+    from sandbox import channel
+
+    d["socket.socket.sendall"] = socket.socket.sendall
+    d["socket.socket.recv_into"] = socket.socket.recv_into
+    d["json.dumps"], d["json.loads"] = json.dumps, json.loads
+    d["struct.pack"] = struct.pack
+    for mod in (channel, sys.modules[__name__]):
+        for k, v in vars(mod).items():
+            if callable(v) and not k.startswith("__"):
+                d[f"{mod.__name__}.{k}"] = v
     for k, v in worker_globals.items():
         if not k.startswith("__") and (callable(v) or isinstance(v, (int, float, str))):
             d[f"worker.{k}"] = v
+        if isinstance(v, type) and v.__module__ in (worker_globals.get("__name__"), __name__):
+            for mk, mv in vars(v).items():
+                if callable(mv):
+                    d[f"worker.{k}.{mk}"] = mv
+    for mk, mv in vars(Monitor).items():
+        if callable(mv):
+            d[f"Monitor.{mk}"] = mv
     return d
 
 

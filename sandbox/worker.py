@@ -20,6 +20,7 @@ from typing import Any
 
 _perf_ns = time.perf_counter_ns  # aliases captured before any candidate code is imported
 _listdir = os.listdir
+_globals = globals
 MAX_TEXT = 20000
 
 
@@ -58,6 +59,7 @@ class Worker:
     def _warm(self) -> None:
         """Start torch's thread pools (and CUDA) before anything is counted."""
         t = self.torch
+        _keep_freed_blocks_in_heap()
         a = t.randn(64, 64)
         (a @ a).sum().item()
         t.ones(1 << 16).add_(1).sum().item()
@@ -104,6 +106,9 @@ class Worker:
         mon.snapshot(globals())
         monitors.install(mon)
         self.monitor = mon
+        # bound now, so replacing Monitor's methods later cannot blank the reports
+        self._mon_changed, self._mon_threads = mon.changed_identities, mon.new_python_threads
+        self._mon_events = mon.events
         mon.phase = "import"
         t0 = time.perf_counter()
         try:
@@ -249,11 +254,25 @@ class Worker:
         m = self.monitor
         return {
             "ok": True,
-            "events": list(m.events) if m else [],
-            "changed": m.changed_identities(globals()) if m else [],
-            "py_threads": m.new_python_threads() if m else [],
+            "events": list(self._mon_events) if m else [],
+            "changed": self._mon_changed(_globals()) if m else [],
+            "py_threads": self._mon_threads() if m else [],
             "native_threads": len(_listdir("/proc/self/task")),
         }
+
+
+def _keep_freed_blocks_in_heap() -> None:
+    """glibc: serve blocks up to 32 MiB from the heap and never trim it, so a freed (poisoned)
+    block is what the next same-size allocation gets: the CPU analogue of the CUDA caching
+    allocator that the NaN poisoning relies on. Both roles do it, so timings stay comparable."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        libc.mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 2**30)  # M_TRIM_THRESHOLD
+    except (OSError, AttributeError):
+        pass
 
 
 def _aten_ancestor(ev: Any) -> str | None:
@@ -290,22 +309,23 @@ def main(argv: list[str] | None = None) -> int:
     from sandbox import channel
 
     sock = channel.connect(a.socket)  # first thing: before any candidate code exists
+    send, recv = _private_channel(sock)  # captured now: candidate code cannot reroute replies
     try:
         w = Worker(a.role, a.scratch, a.device, a.cache_root)
     except BaseException as e:  # noqa: BLE001
-        channel.send(sock, {"op": "hello", "ok": False, "error": _trunc(_format_exc(e))})
+        send({"op": "hello", "ok": False, "error": _trunc(_format_exc(e))})
         return 3
-    channel.send(sock, {"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role})
+    send({"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role})
     handlers = {"setup": w.setup, "call": w.call, "fetch": w.fetch, "profile": w.profile,
                 "monitor": w.monitor_report}
     if a.role == "candidate":
         handlers["import"] = w.import_candidate
+    exit_now = os._exit
     while True:
-        req = channel.recv(sock)
+        req = recv()
         op = req.get("op")
         if op == "exit":
-            sock.close()
-            os._exit(0)
+            exit_now(0)
         h = handlers.get(op)
         if h is None:
             rep = {"ok": False, "kind": "protocol", "error": f"unknown op {op!r}"}
@@ -315,7 +335,72 @@ def main(argv: list[str] | None = None) -> int:
             except BaseException as e:  # noqa: BLE001
                 rep = {"ok": False, "kind": "runtime_error", "error": _trunc(_format_exc(e))}
         rep["id"] = req.get("id")
-        channel.send(sock, rep)
+        send(rep)
+
+
+def _private_channel(sock: Any) -> tuple[Any, Any]:
+    """send/recv closures over primitives captured before any candidate code runs.
+
+    Replies are encoded by a small local JSON encoder that only uses C functions captured
+    here (so patching ``json``, ``struct``, ``socket`` or ``sandbox.channel`` later does not
+    change what the parent receives). One layer: native code can still patch anything.
+    """
+    import json
+    import json.encoder
+    import struct
+
+    esc = json.encoder.encode_basestring_ascii
+    frepr, irepr = float.__repr__, int.__repr__
+    pack, unpack = struct.Struct(">I").pack, struct.Struct(">I").unpack
+    sendall, recv_into = sock.sendall, sock.recv_into
+    decode = json.JSONDecoder().decode
+    isinst, b_str, b_bool, b_int, b_float = isinstance, str, bool, int, float
+    b_dict, b_list, b_tuple, b_len = dict, list, tuple, len
+
+    def enc(o: Any) -> str:
+        if o is None:
+            return "null"
+        if o is True:
+            return "true"
+        if o is False:
+            return "false"
+        if isinst(o, b_str):
+            return esc(o)
+        if isinst(o, b_bool):
+            return "true" if o else "false"
+        if isinst(o, b_int):
+            return irepr(o)
+        if isinst(o, b_float):
+            if o != o or o in (float("inf"), float("-inf")):
+                return "null"
+            return frepr(o)
+        if isinst(o, b_dict):
+            return "{" + ",".join([esc(b_str(k)) + ":" + enc(v) for k, v in o.items()]) + "}"
+        if isinst(o, (b_list, b_tuple)):
+            return "[" + ",".join([enc(v) for v in o]) + "]"
+        return esc(b_str(o))
+
+    def send(msg: dict[str, Any]) -> None:
+        data = enc(msg).encode()
+        sendall(pack(b_len(data)) + data)
+
+    def read(n: int) -> bytes:
+        buf = bytearray(n)
+        view = memoryview(buf)
+        got = 0
+        while got < n:
+            k = recv_into(view[got:], n - got)
+            if k == 0:
+                exit_now = os._exit
+                exit_now(0)  # the parent went away: nothing left to answer
+            got += k
+        return bytes(buf)
+
+    def recv() -> dict[str, Any]:
+        (n,) = unpack(read(4))
+        return decode(read(n).decode())
+
+    return send, recv
 
 
 if __name__ == "__main__":

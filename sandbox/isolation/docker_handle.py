@@ -60,6 +60,8 @@ class ContainerHandle:
                 # that (podman reports OOMKilled for the container's pid 1 only).
                 lim = f" of {self.memory_bytes // 2**20} MiB" if self.memory_bytes else ""
                 self._violation = f"memory: SIGKILLed inside the container (memory limit{lim})"
+            elif code == 137 and not self._killed:
+                self._violation = "wall: the in-container backstop (timeout -s KILL) ended it"
             self._status = -(code - 128) if code > 128 else code
             self._save_logs()
             self._remove()

@@ -1,0 +1,125 @@
+"""Build a candidate ahead of judging, in the same isolated worker the judge uses.
+
+``prebuild(task, source, config)`` starts one sandboxed ``candidate`` worker (same launcher,
+scrubbed environment and monitors as ``sandbox/judge.py``), asks it to ``import`` the
+candidate (``load_inline`` builds land in the shared content-addressed build cache,
+sandbox/buildcache.py) and to ``setup`` (constructs ``ModelNew``, which catches builds done in
+``__init__``), and never calls ``forward``. It runs on device ``cpu``: compiling needs no GPU.
+
+Outcomes: ``built`` (the judge will hit the cache), ``compile_error`` (with the verdict the
+judge would give, so the executor can skip the timing slot), ``not_built`` (anything else: a
+static-scan rejection, an import or setup failure, a timeout; the judge decides those itself).
+
+``ensure_pch()`` builds torch's precompiled ``torch/extension.h`` once in the trusted parent;
+workers started with ``KH_BUILD_PCH=1`` then build with ``use_pch`` (see docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox.evaluate import CandidateError, EvalConfig
+from sandbox.verdict import Status, Verdict
+
+
+@dataclass
+class BuildResult:
+    outcome: str  # "built" | "compile_error" | "not_built"
+    wall_s: float = 0.0  # worker start to setup done, parent clock
+    compile_s: float = 0.0  # time inside the compiler (worker's build-cache wrapper)
+    builds: int = 0  # builds run (0 with cache_hits > 0: everything was cached)
+    cache_hits: int = 0
+    message: str = ""
+    verdict: Verdict | None = None  # set for compile_error
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _compile_error_verdict(task: Any, source: str, config: EvalConfig, rep: dict[str, Any],
+                           rtt_s: float, isolation: str, t0: float) -> Verdict:
+    """The verdict sandbox/judge.py gives a candidate whose import fails to compile."""
+    from sandbox.judge import _errors_first, environment
+
+    v = Verdict(status=Status.COMPILE_ERROR, mode=config.mode, device=config.device, task=task.name,
+                candidate_sha256=hashlib.sha256(source.encode()).hexdigest(),
+                allow_torch_ops=config.allow_torch_ops,
+                host_timers=not config.device.startswith("cuda"))
+    v.message = "compiling the candidate failed"
+    v.environment = environment(config.device, isolation)
+    v.durations_s["compile"] = round(float(rep.get("compile_s", 0.0)), 3)
+    v.durations_s["import"] = round(rtt_s, 3)
+    v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits")}
+    v.evidence["prebuilt"] = True  # decided by the build worker; no timing slot was used
+    if rep.get("error"):
+        v.logs = _errors_first(rep["error"])
+    v.durations_s["total"] = round(time.monotonic() - t0, 3)
+    return v
+
+
+def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildResult:
+    """Build ``source`` for ``task`` into the build cache; never raises for a bad candidate."""
+    from harness.suite.task import Task, load_task
+    from sandbox import scan
+    from sandbox.isolation import Limits, get_launcher
+    from sandbox.judge import cache_root
+    from sandbox.session import WorkerDied, WorkerSession
+
+    config = config or EvalConfig()
+    if not isinstance(task, Task):
+        task = load_task(task)
+    t0 = time.monotonic()
+    try:
+        hit = scan.scan(scan.validate(source, config.candidate_name, task.source))
+    except CandidateError as e:
+        return BuildResult("not_built", message=f"input error (the judge reports it): {e}")
+    if hit:
+        return BuildResult("not_built", message=f"static scan: {hit[0]} (the judge rejects it)")
+    cuda = config.device.startswith("cuda")
+    limits = Limits(address_space_bytes=None if cuda else 16 * 2**30, rss_bytes=16 * 2**30,
+                    wall_seconds=config.timeout_s)
+    w = None
+    try:
+        w = WorkerSession("candidate", get_launcher(config.sandbox), "cpu", cache_root(config),
+                          t0 + config.timeout_s, limits, hide=list(config.hidden_paths))
+        w.connect()
+        path = os.path.join(w.scratch, os.path.basename(config.candidate_name) or "candidate.py")
+        with open(path, "w") as f:
+            f.write(source)
+        rep, rtt = w.request("import", candidate_path=path, hidden=list(config.hidden_paths))
+        res = BuildResult("built", compile_s=float(rep.get("compile_s", 0.0) or 0.0),
+                          builds=int(rep.get("builds") or 0), cache_hits=int(rep.get("cache_hits") or 0))
+        if not rep.get("ok"):
+            if rep.get("kind") == "compile_error":
+                res.outcome = "compile_error"
+                res.message = "compiling the candidate failed"
+                res.verdict = _compile_error_verdict(task, source, config, rep, rtt / 1e9, w.isolation, t0)
+            else:
+                res.outcome, res.message = "not_built", "importing the candidate failed"
+            res.wall_s = time.monotonic() - t0
+            return res
+        profile = config.profile
+        overrides = dict(task.shapes.get(profile, {})) if profile != "default" else {}
+        srep, _ = w.request("setup", task_source=task.source, task_path=str(task.path),
+                            overrides=overrides, init_seed=0)
+        if not srep.get("ok"):
+            res.outcome, res.message = "not_built", "ModelNew(*get_init_inputs()) failed in the build worker"
+        res.wall_s = time.monotonic() - t0
+        return res
+    except (WorkerDied, OSError, RuntimeError) as e:  # incl. ProtocolViolation: the judge decides
+        return BuildResult("not_built", wall_s=time.monotonic() - t0, message=f"build worker: {e}")
+    finally:
+        if w is not None:
+            w.close()
+
+
+def ensure_pch() -> float:
+    """Build torch's precompiled ``torch/extension.h`` (in torch's include dir) if it is missing
+    or stale; return the seconds spent. Run in the trusted parent before workers start."""
+    from torch.utils import cpp_extension as ce
+
+    t0 = time.perf_counter()
+    ce._check_and_build_extension_h_precompiler_headers(None, None)
+    return time.perf_counter() - t0
