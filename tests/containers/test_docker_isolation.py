@@ -195,3 +195,21 @@ def test_killed_harness_leaves_no_container_after_next_start(docker_client, host
     while cid in [c.id for c in _labelled(docker_client)] and time.monotonic() < deadline:
         time.sleep(0.2)
     assert cid not in [c.id for c in _labelled(docker_client)]
+
+
+def test_container_dies_at_its_deadline_even_when_nobody_kills_it(docker_client, hostenv_image):
+    from sandbox.isolation.docker_backend import ContainerOptions, DockerLauncher
+
+    launcher = DockerLauncher(image=hostenv_image, client=docker_client,
+                              options=ContainerOptions(backstop_grace_s=2))
+    scratch = tempfile.mkdtemp(prefix="kh-ctest-")
+    h = launcher.start(_spec("import time; time.sleep(120)", scratch, wall_seconds=1.0))
+    cid = h.container.id
+    # nobody calls kill(): the in-container `timeout -s KILL` ends it at wall + grace (3 s)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and docker_client.containers.get(cid).status == "running":
+        time.sleep(0.5)
+    assert docker_client.containers.get(cid).status != "running"
+    assert h.poll() == -signal.SIGKILL
+    assert "wall" in (h.violation() or "")
+    assert cid not in [c.id for c in _labelled(docker_client)]
