@@ -149,6 +149,7 @@ def render_site(lb: Leaderboard, out: str | Path) -> list[Path]:
         page(
             f"methods/{e.entry_id}.html", "method.html.j2", root="../", page="method", title=e.label,
             e=e, usage={k: round(v, 4) for k, v in sorted(e.usage.items())},
+            has_cost=any("cost" in k for k in e.usage),
         )  # fmt: skip
     op_rows = []
     for op in lb.ops:
