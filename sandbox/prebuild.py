@@ -118,8 +118,13 @@ def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildR
 def ensure_pch() -> float:
     """Build torch's precompiled ``torch/extension.h`` (in torch's include dir) if it is missing
     or stale; return the seconds spent. Run in the trusted parent before workers start."""
+    import fcntl
+    import tempfile
+
     from torch.utils import cpp_extension as ce
 
     t0 = time.perf_counter()
-    ce._check_and_build_extension_h_precompiler_headers(None, None)
+    with open(os.path.join(tempfile.gettempdir(), "kh-pch.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per machine (Ray runs several per node)
+        ce._check_and_build_extension_h_precompiler_headers(None, None)
     return time.perf_counter() - t0

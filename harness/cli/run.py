@@ -70,6 +70,18 @@ from harness.methods.base import Budget
     metavar="KEY=VALUE",
     help="Evaluator setting for this run (an EvalConfig field, e.g. max_timing_s=2); recorded with the run.",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(["serial", "local", "ray"]),
+    default="serial",
+    show_default=True,
+    help="serial: judge one candidate after another; local: compile workers build ahead of one "
+    "timing worker per GPU (use with --jobs N); ray: the same on a Ray cluster (docs/performance.md).",
+)
+@click.option("--ray-address", default=None, help="--executor ray: cluster address (default: a local Ray).")
+@click.option(
+    "--compile-workers", type=int, default=None, help="--executor local: build workers (default: CPUs - 1)."
+)
 @click.option("--quiet", is_flag=True, help="No progress lines (the summary is still printed).")
 def cli(
     method: str,
@@ -87,6 +99,9 @@ def cli(
     jobs: int,
     options: tuple[str, ...],
     eval_options: tuple[str, ...],
+    executor: str,
+    ray_address: str | None,
+    compile_workers: int | None,
     quiet: bool,
     llm_spec: str | None,
     llm_config: Any,
@@ -149,6 +164,9 @@ def cli(
         method_options=_parse_options(options),
         eval_overrides=_eval_overrides(eval_options),
         progress=not quiet,
+        executor=executor,
+        ray_address=ray_address,
+        compile_workers=compile_workers,
     )
     try:
         report = run(cfg)

@@ -39,6 +39,10 @@ class RunConfig:
     method_options: dict[str, Any] = field(default_factory=dict)
     eval_overrides: dict[str, Any] = field(default_factory=dict)  # EvalConfig fields
     progress: bool = True
+    # additive (issue 8): how candidates are judged; harness/executors/, docs/performance.md
+    executor: str = "serial"  # "serial" | "local" | "ray"
+    ray_address: str | None = None  # --executor ray: cluster address (None: a local Ray)
+    compile_workers: int | None = None  # --executor local: build workers (None: cpu_count-1)
 
 
 @dataclass
@@ -135,6 +139,13 @@ def run(
     planned = getattr(method, "planned_trials", None)  # optional: methods that stop early
     per_op = min(budget.evaluations, int(planned(budget))) if planned else budget.evaluations
     progress = Progress([t.name for t in tasks], per_op, stream=stream, enabled=cfg.progress)
+    executor = None
+    if judge is None and cfg.executor != "serial":
+        from harness.executors import make_executor
+
+        executor = make_executor(cfg.executor, ray_address=cfg.ray_address,
+                                 compile_workers=cfg.compile_workers)
+        judge = executor.judge
     runner = OpRunner(results, method, model, settings, judge=judge, progress=progress)
     if cfg.progress:
         offline = " (offline model: a dry run, not a model result)" if info.llm_offline else ""
@@ -153,6 +164,9 @@ def run(
     except BaseException as e:
         results.finish_run(info.run_id, error=f"interrupted: {type(e).__name__}: {e}")
         raise
+    finally:
+        if executor is not None:
+            executor.close()
     failed = [r for r in op_results if r.status == "failed"]
     results.finish_run(info.run_id, error=f"{len(failed)} op(s) failed" if failed else None)
     return RunReport(run_id=info.run_id, results_path=results.path, ops=op_results)

@@ -1,0 +1,89 @@
+"""The executor contract and its factory.
+
+An executor judges ``(task, source, EvalConfig)`` units and may run many at once:
+``submit`` returns a ``concurrent.futures.Future`` of the ``Verdict`` (or of the exception
+``sandbox.evaluate.evaluate`` would raise: ``CandidateError``, ``TaskError``), ``judge`` blocks
+on it (it has the runner's ``JudgeFn`` signature), ``close`` stops the workers.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sandbox.evaluate import EvalConfig
+from sandbox.verdict import Verdict
+
+EXECUTORS = ("serial", "local", "ray")
+
+
+@dataclass
+class ExecutorStats:
+    """Counters an executor keeps (thread-safe through ``lock``)."""
+
+    submitted: int = 0
+    judged: int = 0  # units that took a timing slot
+    built: int = 0  # prebuilds that finished with the extension in the cache
+    compile_errors: int = 0  # short-circuited by the build worker (no timing slot)
+    not_built: int = 0  # prebuild left the decision to the judge
+    build_compile_s: list[float] = field(default_factory=list)  # compile time per prebuild that compiled
+    build_wall_s: list[float] = field(default_factory=list)
+    busy_s: float = 0.0  # time timing workers spent judging, summed over workers
+    first_submit: float | None = None
+    last_done: float | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def mark_submit(self) -> None:
+        with self.lock:
+            self.submitted += 1
+            if self.first_submit is None:
+                self.first_submit = time.monotonic()
+
+    def mark_done(self) -> None:
+        with self.lock:
+            self.last_done = time.monotonic()
+
+    def summary(self, timing_slots: int = 1) -> dict[str, Any]:
+        wall = (self.last_done or 0.0) - (self.first_submit or 0.0)
+        done = self.judged + self.compile_errors
+        return {
+            "submitted": self.submitted, "judged": self.judged, "built": self.built,
+            "compile_errors": self.compile_errors, "not_built": self.not_built,
+            "wall_s": round(wall, 3),
+            "candidates_per_min": round(60.0 * done / wall, 2) if wall > 0 else None,
+            "busy_fraction": round(self.busy_s / (wall * timing_slots), 3) if wall > 0 else None,
+            "median_compile_s": round(statistics.median(self.build_compile_s), 2) if self.build_compile_s else None,
+        }
+
+
+class Executor(Protocol):
+    name: str
+    stats: ExecutorStats
+
+    def submit(self, task: Any, source: str, config: EvalConfig) -> Future[Verdict]: ...
+
+    def judge(self, task: Any, source: str, config: EvalConfig) -> Verdict: ...
+
+    def close(self) -> None: ...
+
+
+def make_executor(name: str, *, ray_address: str | None = None, compile_workers: int | None = None,
+                  compile_cuts: bool = True) -> Executor:
+    """The executor ``name`` ("serial" | "local" | "ray") with the runner's options."""
+    if name == "serial":
+        from harness.executors.serial import SerialExecutor
+
+        return SerialExecutor()
+    if name == "local":
+        from harness.executors.local import LocalExecutor
+
+        return LocalExecutor(compile_workers=compile_workers, compile_cuts=compile_cuts)
+    if name == "ray":
+        from harness.executors.ray_executor import RayExecutor
+
+        return RayExecutor(address=ray_address, compile_cuts=compile_cuts)
+    raise ValueError(f"unknown executor {name!r}: use one of {', '.join(EXECUTORS)} (--executor)")

@@ -1,0 +1,59 @@
+"""Compile cuts that are safe for every candidate, applied once in the trusted parent.
+
+* ``TORCH_CUDA_ARCH_LIST`` limited to the GPUs present (only when the user has not set it):
+  nvcc then emits code for one architecture. It is part of the build-cache key, so build and
+  timing workers, which inherit it, agree on the cache entry.
+* a precompiled ``torch/extension.h`` (``sandbox.prebuild.ensure_pch``) and ``KH_BUILD_PCH=1``,
+  which makes the sandboxed build-cache wrapper pass ``use_pch=True`` to ``load_inline`` for
+  candidates without their own ``extra_cflags`` / include paths (GCC only; others fall back).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CutsApplied:
+    arch_list: str | None = None  # what TORCH_CUDA_ARCH_LIST was set to (None: left alone)
+    pch: bool = False
+    pch_build_s: float = 0.0
+    note: str = ""
+
+
+def present_arch_list() -> str | None:
+    """"9.0" (or "8.0;9.0" for mixed GPUs) for the visible GPUs; None without CUDA."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        caps = sorted({torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())})
+    except Exception:  # noqa: BLE001 - no usable CUDA: leave the default
+        return None
+    return ";".join(f"{a}.{b}" for a, b in caps) or None
+
+
+def apply_compile_cuts(pch: bool = True, arch: bool = True) -> CutsApplied:
+    """Set the environment the sandboxed workers inherit; return what was applied."""
+    out = CutsApplied()
+    if arch and not os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        a = present_arch_list()
+        if a:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = a
+            out.arch_list = a
+    if pch:
+        from sandbox.prebuild import ensure_pch
+
+        try:
+            out.pch_build_s = ensure_pch()
+            os.environ["KH_BUILD_PCH"] = "1"
+            out.pch = True
+        except Exception as e:  # noqa: BLE001 - a missing cut is slower, never wrong
+            out.note = f"precompiled header not available ({type(e).__name__}: {e}); building without it"
+            log.warning(out.note)
+    return out

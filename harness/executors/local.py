@@ -1,0 +1,185 @@
+"""The local pipeline: compile workers build candidates ahead, timing workers judge them.
+
+    ex = LocalExecutor()                       # cpu_count-1 compile workers, one timer per GPU
+    verdict = ex.judge(task, source, config)   # blocks; call it from many threads (ops, methods)
+
+Each unit goes first to the compile pool: a thread that runs ``sandbox.prebuild.prebuild`` (one
+sandboxed build-only worker: import + ``ModelNew(...)``, no ``forward``) so ``load_inline``
+builds land in the shared build cache. A compile error is final there (the verdict the judge
+would give; no timing slot). Everything else joins the ready queue; each timing worker takes
+the earliest-submitted ready unit and judges it with ``sandbox.evaluate.evaluate`` (a cache hit:
+no compile in the timing slot). Units from different ops and methods interleave in
+submission order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import itertools
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.executors.base import ExecutorStats
+from harness.executors.cuts import CutsApplied, apply_compile_cuts
+from sandbox.evaluate import EvalConfig
+from sandbox.verdict import Verdict
+
+JudgeFn = Callable[[Any, str, EvalConfig], Verdict]
+
+
+def default_compile_workers() -> int:
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def default_timing_devices() -> list[str]:
+    try:
+        import torch
+
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:  # noqa: BLE001
+        n = 0
+    return [f"cuda:{i}" for i in range(n)] or ["cpu"]
+
+
+@dataclass(order=True)
+class _Unit:
+    seq: int
+    task: Any = field(compare=False)
+    source: str = field(compare=False)
+    config: EvalConfig = field(compare=False)
+    future: Future = field(compare=False)
+    build: Any = field(default=None, compare=False)
+
+
+class LocalExecutor:
+    name = "local"
+
+    def __init__(self, compile_workers: int | None = None, timing_devices: list[str] | None = None,
+                 compile_cuts: bool = True, judge_fn: JudgeFn | None = None,
+                 build_fn: Callable[..., Any] | None = None) -> None:
+        from harness.runner.orchestrate import serialise_ast_parse
+
+        serialise_ast_parse()  # candidates are parsed from several threads (static scan)
+        self.compile_workers = default_compile_workers() if compile_workers is None else compile_workers
+        self.devices = timing_devices or default_timing_devices()
+        self.cuts: CutsApplied = apply_compile_cuts() if compile_cuts else CutsApplied()
+        self.stats = ExecutorStats()
+        self._judge_fn = judge_fn
+        self._build_fn = build_fn
+        self._seq = itertools.count()
+        self._ready: list[_Unit] = []
+        self._cv = threading.Condition()
+        self._closed = False
+        self._pool = (ThreadPoolExecutor(self.compile_workers, thread_name_prefix="kh-build")
+                      if self.compile_workers > 0 else None)
+        self._timers = [threading.Thread(target=self._timing_loop, args=(d,), name=f"kh-time-{d}", daemon=True)
+                        for d in self.devices]
+        for t in self._timers:
+            t.start()
+
+    # -- public ---------------------------------------------------------------------------
+    def submit(self, task: Any, source: str, config: EvalConfig) -> Future[Verdict]:
+        if self._closed:
+            raise RuntimeError("the local executor is closed")
+        fut: Future[Verdict] = Future()
+        unit = _Unit(next(self._seq), task, source, config, fut)
+        self.stats.mark_submit()
+        if self._pool is None:
+            self._enqueue(unit)
+        else:
+            self._pool.submit(self._build, unit)
+        return fut
+
+    def judge(self, task: Any, source: str, config: EvalConfig) -> Verdict:
+        return self.submit(task, source, config).result()
+
+    def summary(self) -> dict[str, Any]:
+        s = self.stats.summary(timing_slots=len(self.devices))
+        s.update(executor=self.name, compile_workers=self.compile_workers, timing_devices=self.devices,
+                 cuts=dataclasses.asdict(self.cuts))
+        return s
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+        for t in self._timers:
+            t.join()
+
+    def __enter__(self) -> LocalExecutor:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- workers --------------------------------------------------------------------------
+    def _build(self, unit: _Unit) -> None:
+        build = self._build_fn
+        if build is None:
+            from sandbox.prebuild import prebuild as build
+        try:
+            res = build(unit.task, unit.source, unit.config)
+        except Exception as e:  # noqa: BLE001 - the judge reports what the builder could not
+            from sandbox.prebuild import BuildResult
+
+            res = BuildResult("not_built", message=f"prebuild raised {type(e).__name__}: {e}")
+        unit.build = res
+        with self.stats.lock:
+            self.stats.build_wall_s.append(res.wall_s)
+            if res.builds:
+                self.stats.build_compile_s.append(res.compile_s)
+            if res.outcome == "built":
+                self.stats.built += 1
+            elif res.outcome == "compile_error":
+                self.stats.compile_errors += 1
+            else:
+                self.stats.not_built += 1
+        if res.outcome == "compile_error" and res.verdict is not None:
+            res.verdict.evidence.setdefault("executor", {"name": self.name, "timing_slot": False})
+            unit.future.set_result(res.verdict)
+            self.stats.mark_done()
+            return
+        self._enqueue(unit)
+
+    def _enqueue(self, unit: _Unit) -> None:
+        with self._cv:
+            heapq.heappush(self._ready, unit)
+            self._cv.notify()
+
+    def _timing_loop(self, device: str) -> None:
+        judge = self._judge_fn
+        if judge is None:
+            from sandbox.evaluate import evaluate as judge
+        while True:
+            with self._cv:
+                while not self._ready and not self._closed:
+                    self._cv.wait()
+                if not self._ready:
+                    return
+                unit = heapq.heappop(self._ready)
+            cfg = unit.config
+            if cfg.device.startswith("cuda") and len(self.devices) > 1 and device.startswith("cuda"):
+                cfg = dataclasses.replace(cfg, device=device)
+            t0 = time.monotonic()
+            try:
+                v = judge(unit.task, unit.source, cfg)
+            except BaseException as e:  # noqa: BLE001 - CandidateError/TaskError go to the caller
+                unit.future.set_exception(e)
+            else:
+                if unit.build is not None:
+                    v.evidence.setdefault("executor", {"name": self.name, "prebuild": unit.build.outcome,
+                                                       "prebuild_compile_s": round(unit.build.compile_s, 3)})
+                unit.future.set_result(v)
+            finally:
+                with self.stats.lock:
+                    self.stats.busy_s += time.monotonic() - t0
+                    self.stats.judged += 1
+                self.stats.mark_done()

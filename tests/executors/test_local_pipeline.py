@@ -1,0 +1,139 @@
+"""The local pipeline's scheduling rules, with real threads and stand-in build/judge functions
+(fast); tests/executors/test_real_builds.py runs the real sandboxed builder and judge."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from harness.executors import make_executor
+from harness.executors.local import LocalExecutor
+from sandbox.evaluate import CandidateError, EvalConfig
+from sandbox.prebuild import BuildResult
+from sandbox.verdict import Status, Verdict
+
+
+class Task:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def verdict(task, source, status=Status.VALID):
+    return Verdict(status=status, task=task.name, message=source)
+
+
+class Recorder:
+    """Stand-in builder and judge that record concurrency and order."""
+
+    def __init__(self, build_s=0.0, judge_s=0.0, build_delay=None):
+        self.lock = threading.Lock()
+        self.building = self.judging = 0
+        self.max_building = self.max_judging = 0
+        self.judged: list[str] = []
+        self.build_s, self.judge_s = build_s, judge_s
+        self.build_delay = build_delay or {}
+
+    def build(self, task, source, config):
+        with self.lock:
+            self.building += 1
+            self.max_building = max(self.max_building, self.building)
+        time.sleep(self.build_delay.get(source, self.build_s))
+        with self.lock:
+            self.building -= 1
+        if source.startswith("bad"):
+            return BuildResult("compile_error", compile_s=0.1, builds=1,
+                               verdict=verdict(task, source, Status.COMPILE_ERROR))
+        return BuildResult("built", compile_s=self.build_s, builds=1)
+
+    def judge(self, task, source, config):
+        with self.lock:
+            self.judging += 1
+            self.max_judging = max(self.max_judging, self.judging)
+        time.sleep(self.judge_s)
+        with self.lock:
+            self.judging -= 1
+            self.judged.append(source)
+        if source.startswith("unusable"):
+            raise CandidateError(f"{source}: no ModelNew")
+        return verdict(task, source)
+
+
+def executor(rec, workers=4, devices=("cuda:0",)):
+    return LocalExecutor(compile_workers=workers, timing_devices=list(devices), compile_cuts=False,
+                         judge_fn=rec.judge, build_fn=rec.build)
+
+
+def test_builds_run_in_parallel_but_one_judgement_per_timing_worker():
+    rec = Recorder(build_s=0.2, judge_s=0.02)
+    with executor(rec, workers=4) as ex:
+        futs = [ex.submit(Task("op"), f"c{i}", EvalConfig()) for i in range(8)]
+        out = [f.result(timeout=30) for f in futs]
+    assert [v.message for v in out] == [f"c{i}" for i in range(8)]
+    assert rec.max_building >= 3
+    assert rec.max_judging == 1
+
+
+def test_two_gpus_get_two_timing_workers():
+    rec = Recorder(build_s=0.0, judge_s=0.2)
+    with executor(rec, workers=2, devices=("cuda:0", "cuda:1")) as ex:
+        futs = [ex.submit(Task("op"), f"c{i}", EvalConfig(device="cuda")) for i in range(6)]
+        [f.result(timeout=30) for f in futs]
+    assert rec.max_judging == 2
+
+
+def test_timing_worker_takes_the_earliest_submitted_ready_unit():
+    # c0's build is slow: the timer judges c1, c2 while c0 builds, then c0 (no head-of-line block)
+    rec = Recorder(build_delay={"c0": 0.6, "c1": 0.0, "c2": 0.05})
+    with executor(rec, workers=3) as ex:
+        futs = [ex.submit(Task("op"), f"c{i}", EvalConfig()) for i in range(3)]
+        [f.result(timeout=30) for f in futs]
+    assert rec.judged == ["c1", "c2", "c0"]
+
+
+def test_a_compile_error_in_the_build_worker_takes_no_timing_slot():
+    rec = Recorder()
+    with executor(rec) as ex:
+        bad = ex.submit(Task("op"), "bad kernel", EvalConfig()).result(timeout=30)
+        good = ex.submit(Task("op"), "good kernel", EvalConfig()).result(timeout=30)
+        summary = ex.summary()
+    assert bad.status is Status.COMPILE_ERROR and good.status is Status.VALID
+    assert rec.judged == ["good kernel"]
+    assert summary["compile_errors"] == 1 and summary["judged"] == 1
+
+
+def test_candidate_errors_reach_the_caller_as_from_evaluate():
+    rec = Recorder()
+    with executor(rec) as ex, pytest.raises(CandidateError, match="no ModelNew"):
+        ex.judge(Task("op"), "unusable source", EvalConfig())
+
+
+def test_units_from_many_ops_interleave_through_judge():
+    rec = Recorder(build_s=0.1, judge_s=0.01)
+    results: dict[str, list[str]] = {}
+    with executor(rec, workers=4) as ex:
+        def op(name):
+            results[name] = [ex.judge(Task(name), f"{name}-{i}", EvalConfig()).message for i in range(3)]
+
+        threads = [threading.Thread(target=op, args=(f"op{k}",)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    assert all(results[f"op{k}"] == [f"op{k}-{i}" for i in range(3)] for k in range(4))
+    first_four = {s.split("-")[0] for s in rec.judged[:4]}
+    assert len(first_four) == 4  # each op's first candidate judged before any op's second
+    assert rec.max_building >= 2
+
+
+def test_no_compile_workers_judges_directly():
+    rec = Recorder()
+    with executor(rec, workers=0) as ex:
+        assert ex.judge(Task("op"), "c", EvalConfig()).status is Status.VALID
+    assert rec.max_building == 0
+
+
+def test_unknown_executor_names_the_choices():
+    with pytest.raises(ValueError, match="serial, local, ray"):
+        make_executor("threads")
