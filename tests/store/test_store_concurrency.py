@@ -109,3 +109,33 @@ def test_concurrent_resume_of_the_same_trial_stores_one_candidate(tmp_path):
     for t in threads:
         t.join()
     assert len(set(ids)) == 1 and len(repo.list_candidates(run.run_id)) == 1
+
+
+def test_processes_opening_a_fresh_store_at_once_migrate_it_once(tmp_path):
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from harness.store import Results, RunSpec
+        repo = Results.open(sys.argv[1])
+        repo.create_run(RunSpec(method="m", llm="offline", budget={{}}, environment={{}},
+                                git_commit="", run_id=sys.argv[2]))
+        """
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(tmp_path), f"r{i}"],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    repo = Results.open(tmp_path)
+    assert sorted(r.run_id for r in repo.list_runs()) == ["r0", "r1", "r2", "r3"]
+    from harness.store.schema import SCHEMA_VERSION
+
+    assert repo.store.schema_version() == SCHEMA_VERSION
