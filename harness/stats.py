@@ -312,13 +312,19 @@ def wilcoxon_pair(
     return len(common), len(nz), float(res.statistic), float(res.pvalue), rank_biserial(nz), med
 
 
-def pairwise(entries: dict[str, dict[str, float]], alpha: float = ALPHA) -> list[PairwiseResult]:
-    """Every unordered pair of entries (name -> op -> speedup), Holm-corrected over all pairs."""
+def pairwise(
+    entries: dict[str, dict[str, float]],
+    alpha: float = ALPHA,
+    comparable: Callable[[str, str], bool] | None = None,
+) -> list[PairwiseResult]:
+    """Every unordered pair of entries (name -> op -> speedup) for which ``comparable`` holds
+    (default: all), Holm-corrected over the pairs compared."""
     names = sorted(entries)
     raw = []
     for i, x in enumerate(names):
         for y in names[i + 1 :]:
-            raw.append((x, y, *wilcoxon_pair(entries[x], entries[y])))
+            if comparable is None or comparable(x, y):
+                raw.append((x, y, *wilcoxon_pair(entries[x], entries[y])))
     adj = holm([r[5] for r in raw])
     return [
         PairwiseResult(

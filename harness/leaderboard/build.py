@@ -177,8 +177,12 @@ def _provenance(runs: list[RunData], dirs: list[str]) -> Provenance:
 
 
 def _pairs(entries: list[Entry]) -> tuple[Pair, ...]:
+    """Pairs of entries measured on the same hardware and device (speedups from different
+    machines are not comparable), Holm-corrected over those pairs."""
     data = {e.entry_id: {o.op: o.speedup_eager for o in e.ops} for e in entries}
-    return tuple(Pair(**vars(p)) for p in st.pairwise(data))
+    where = {e.entry_id: (e.hardware, e.device) for e in entries}
+    same = st.pairwise(data, comparable=lambda a, b: where[a] == where[b])
+    return tuple(Pair(**vars(p)) for p in same)
 
 
 OVERVIEW_COLUMNS = (

@@ -130,8 +130,16 @@ def render_site(lb: Leaderboard, out: str | Path) -> list[Path]:
 
     def cell(a: str, b: str) -> dict[str, Any]:
         p = pairs.get((a, b)) or pairs.get((b, a))
-        if p is None or p.p_holm is None:
-            return {"p": None, "r": None, "n": p.n_common if p else 0, "cls": ""}
+        if p is None:
+            return {
+                "p": None,
+                "r": None,
+                "n": 0,
+                "cls": "",
+                "why": "different hardware: not compared",
+            }
+        if p.p_holm is None:
+            return {"p": None, "r": None, "n": p.n_common, "cls": "", "why": "no differing ops"}
         r = p.rank_biserial if p.a == a else -(p.rank_biserial or 0.0)
         cls = ("win" if r > 0 else "loss") if p.significant else ""
         return {"p": p.p_holm, "r": r, "n": p.n_common, "cls": cls}

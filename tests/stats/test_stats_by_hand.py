@@ -183,3 +183,10 @@ def test_unmeasured_baseline_gives_no_numbers_rather_than_fallback_ones():
     s = summarize_run(TABLE, "compile")
     assert s.n_ops == 4 and s.geomean.value is None and s.fast_1.value is None
     assert s.correct_rate.value is None
+
+
+def test_pairwise_skips_pairs_that_are_not_comparable_and_holm_counts_only_tested_pairs():
+    a, b, c = {"x": 2.0, "y": 3.0}, {"x": 1.0, "y": 1.0}, {"x": 4.0, "y": 5.0}
+    res = pairwise({"a": a, "b": b, "c": c}, comparable=lambda u, v: "c" not in (u, v))
+    assert [(r.a, r.b) for r in res] == [("a", "b")]
+    assert res[0].p_holm == res[0].p_value == pytest.approx(0.5)
