@@ -166,4 +166,11 @@ def _describe_exit(code: int | None) -> str:
             return f"killed by {signal.Signals(-code).name}"
         except ValueError:
             return f"signal {-code}"
+    if code > 128:  # bwrap / unshare / shells report a signal death as 128 + signal
+        import signal
+
+        try:
+            return f"killed by {signal.Signals(code - 128).name} (exit status {code})"
+        except ValueError:
+            pass
     return f"exit status {code}"

@@ -32,7 +32,7 @@ NOBODY = "65534:65534"
 _cleaned: set[str] = set()  # base urls whose leftovers were already cleaned by this process
 
 
-class ImageUnavailable(RuntimeError):
+class ImageUnavailable(engine.SandboxUnavailable):
     """The image to run is not on the engine; the message says how to build or choose one."""
 
 

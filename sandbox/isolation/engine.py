@@ -20,7 +20,11 @@ LABEL_HOST = "kernel-harness.host"  # hostname of that process
 LABEL_ROLE = "kernel-harness.role"  # reference | candidate | method | ...
 
 
-class EngineUnavailable(RuntimeError):
+class SandboxUnavailable(RuntimeError):
+    """The docker sandbox cannot run here (no engine, no image): a setup problem, not a verdict."""
+
+
+class EngineUnavailable(SandboxUnavailable):
     """No Docker-API engine answered; the message says where we looked and how to start one."""
 
 
