@@ -31,6 +31,9 @@ BANNED_CALLS = {
     ("os", "posix_spawn"): rules.SUBPROCESS, ("sys", "settrace"): rules.INTROSPECTION,
     ("sys", "setprofile"): rules.INTROSPECTION,
 }
+OBSERVER_PROBES = ("profiler", "_profiler_enabled", "_get_dispatch_mode", "_len_torch_dispatch_stack",
+                   "_is_torch_function_mode_enabled", "_get_current_dispatch_mode", "_python_dispatch",
+                   "_kineto", "record_function")
 TIMER_NAMES = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns",
                "elapsed_time", "synchronize", "record", "Event"}
 TIMER_OWNERS = {"time", "cuda", "Event", "torch"}
@@ -123,6 +126,12 @@ def scan(tree: ast.Module) -> tuple[str, str] | None:
                     return rules.TIMER_PATCHED, f"line {node.lineno}: assignment to {'.'.join(d)}"
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "/proc/self/fd" in node.value:
             return rules.RESULT_CHANNEL, "a string names /proc/self/fd (the harness's channel is off limits)"
-        elif isinstance(node, ast.Call) is False and isinstance(node, ast.Attribute) and node.attr == "f_back":
+        elif isinstance(node, ast.Attribute) and node.attr == "f_back":
             return rules.INTROSPECTION, f"line {node.lineno}: frame walking (f_back)"
+        if isinstance(node, (ast.Attribute, ast.Name, ast.Constant)):
+            name = node.attr if isinstance(node, ast.Attribute) else (
+                node.id if isinstance(node, ast.Name) else node.value)
+            if isinstance(name, str) and len(name) < 200 and any(p in name for p in OBSERVER_PROBES):
+                return rules.TORCH_FALLBACK, (f"line {node.lineno}: the candidate looks at the profiler / "
+                                              f"dispatch modes ({name!r}): behaving differently when observed")
     return None

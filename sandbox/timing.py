@@ -29,6 +29,8 @@ MIN_SAMPLES = 20
 GAP_FLOOR_US = 50.0
 GAP_FRACTION = 0.5
 GAP_QUANTILE = 0.1
+BG_FLOOR_US = 100.0  # CPU time of other threads between a call's window and the next call
+BG_FRACTION = 0.2
 GAP_FRACTION_CPU = 1.0  # CPU: candidate overhead may reach 2x eager's before it counts
 GAP_FLOOR_CPU_US = 5000.0  # CPU: host timers on a shared box; threads are caught by thread checks
 GAP_MULT_CPU = 3.0
@@ -53,7 +55,8 @@ def time_candidate(j: Judge) -> None:
     seed = j.base_seed + 10_000_000
     samples: dict[str, list[float]] = {n: [] for n in names}
     gaps: dict[str, list[float]] = {n: [] for n in names}
-    wgaps: dict[str, list[float]] = {n: [] for n in names}  # worker-side overhead (diagnostic only)
+    wgaps: dict[str, list[float]] = {n: [] for n in names}
+    bg: dict[str, list[float]] = {n: [] for n in names}  # other threads' CPU after each window  # worker-side overhead (diagnostic only)
     spent: dict[str, float] = {n: 0.0 for n in names}
     done: dict[str, bool] = {n: False for n in names}
     checks = 0
@@ -81,6 +84,7 @@ def time_candidate(j: Judge) -> None:
             samples[name].append(ns / 1e3)
             gaps[name].append((rtt - ns) / 1e3)
             wgaps[name].append((int(rep.get("w_ns", 0)) - ns) / 1e3)
+            bg[name].append(int(rep.get("bg_cpu_ns", 0)) / 1e3)
         if name == "candidate" and timed and rng.random() < cfg.check_fraction:
             checks += 1
             j.check_against(s, "timed", len(j.v.trials), rules.TIMED_OUTPUT)
@@ -136,6 +140,15 @@ def time_candidate(j: Judge) -> None:
                      f"each candidate call took {cg - eg:.0f} us longer on the parent's clock than the time it "
                      f"reported, beyond the eager baseline's overhead (allowed {allowed:.0f} us): "
                      "work is escaping the timer (side stream, thread, patched timer?)")
+    cbg, ebg = float(np.median(bg["candidate"])), float(np.median(bg["eager"]))
+    bg_allowed = max(BG_FLOOR_US, BG_FRACTION * cmed)
+    j.v.evidence["background_cpu_us"] = {"candidate": round(cbg, 2), "eager": round(ebg, 2),
+                                         "allowed_excess": round(bg_allowed, 2)}
+    if cbg - ebg > bg_allowed:
+        raise Reject(Status.REJECTED, rules.THREADS,
+                     f"after each timed call other threads of the candidate's process burnt a median "
+                     f"{cbg:.0f} us of CPU (eager: {ebg:.0f} us, allowed excess {bg_allowed:.0f} us): "
+                     "work continues outside the timed window (thread pool / background thread)")
     for b in names[1:]:
         val, lo, hi = stats.ratio_ci(samples[b], samples["candidate"])
         p = stats.faster_p_value(samples["candidate"], samples[b])
