@@ -213,3 +213,14 @@ def test_container_dies_at_its_deadline_even_when_nobody_kills_it(docker_client,
     assert h.poll() == -signal.SIGKILL
     assert "wall" in (h.violation() or "")
     assert cid not in [c.id for c in _labelled(docker_client)]
+
+
+def test_missing_image_is_a_setup_error_that_says_how_to_get_one(docker_client):
+    from sandbox.isolation.docker_backend import DockerLauncher, ImageSpec
+    from sandbox.isolation.engine import SandboxUnavailable
+
+    launcher = DockerLauncher(image=ImageSpec(image="localhost/kh-no-such-image:0"), client=docker_client)
+    scratch = tempfile.mkdtemp(prefix="kh-ctest-")
+    with pytest.raises(SandboxUnavailable) as err:
+        launcher.start(_spec("print(1)", scratch))
+    assert "nox -s image" in str(err.value) and "sandbox.isolation.hostenv" in str(err.value)

@@ -40,7 +40,9 @@ def _judge(source: str, sandbox: str):
     return evaluate(load_task(TASK), source, cfg)
 
 
-@pytest.mark.parametrize("candidate", ["wrong_sign.py", "torch_add.py"])
+# A torch-computing candidate (custom_code.torch_compute) matched too when checked by hand; one
+# candidate keeps this file's run time down (each judgement takes tens of seconds on 2 cores).
+@pytest.mark.parametrize("candidate", ["wrong_sign.py"])
 def test_container_verdict_matches_process_backend(docker_sandbox, candidate):
     source = (HERE / "candidates" / candidate).read_text()
     in_process = _judge(source, "process")
@@ -49,7 +51,7 @@ def test_container_verdict_matches_process_backend(docker_sandbox, candidate):
     assert "sha256:" in in_docker.environment["image_digest"]  # the image is recorded
     assert (in_docker.status, in_docker.rule) == (in_process.status, in_process.rule), (
         in_docker.message, in_process.message)
-    assert in_docker.status in (Status.INCORRECT, Status.REJECTED)
+    assert in_docker.status is Status.INCORRECT
     assert [t.passed for t in in_docker.trials] == [t.passed for t in in_process.trials]
 
 

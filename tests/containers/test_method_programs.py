@@ -49,7 +49,7 @@ def _run_isolated(tmp_path, monkeypatch, method: str, settings: ProgramSettings)
     monkeypatch.setattr(orchestrate, "get_method", isolated)
     cfg = orchestrate.RunConfig(method=method, ops=["relu"], llm="offline", budget=Budget(evaluations=1),
                                 device="cpu", results=tmp_path / "results", progress=False,
-                                eval_overrides={"max_timing_s": 0.5})
+                                eval_overrides={"max_timing_s": 0.3, "correctness_trials": 3})
     report = orchestrate.run(cfg)
     return report, made[0]
 
