@@ -180,8 +180,8 @@ class MethodProgram:
             return ""
 
     def stop(self) -> None:
-        if self.handle is not None and self.handle.poll() is None:
-            self.handle.kill()
+        if self.handle is not None:
+            self.handle.kill()  # also after a normal exit: reaps what the program left behind
         for srv in (self.eval_endpoint, self.gateway):
             if srv is not None:
                 try:
@@ -206,8 +206,9 @@ class IsolatedMethod:
     def optimize(
         self, task: TaskContext, llm: ChatModel, evaluate: EvaluateFn, budget: Budget
     ) -> Iterator[Proposal]:
-        prog = MethodProgram(self.inner, self.settings).start(task, llm, evaluate, budget)
+        prog = MethodProgram(self.inner, self.settings)
         try:
+            prog.start(task, llm, evaluate, budget)  # inside try: a failed start cleans up too
             while True:
                 try:
                     yield prog.proposals.get(timeout=0.2)
