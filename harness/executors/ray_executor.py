@@ -28,17 +28,32 @@ REPO_ROOT = str(Path(__file__).resolve().parents[2])
 MAX_RETRIES = 3
 
 
-def _build_task(task: Any, source: str, config: EvalConfig) -> tuple[Any, str]:
+_CUTS_DONE = False
+
+
+def _maybe_cuts(config: EvalConfig, cuts: bool) -> None:
+    """The compile cuts on this node, once per Ray worker process (CUDA runs only)."""
+    global _CUTS_DONE
+    if cuts and not _CUTS_DONE and config.device.startswith("cuda"):
+        from harness.executors.cuts import apply_compile_cuts
+
+        apply_compile_cuts()
+    _CUTS_DONE = True
+
+
+def _build_task(task: Any, source: str, config: EvalConfig, cuts: bool) -> tuple[Any, str]:
     import ray
 
     from sandbox.prebuild import prebuild
 
+    _maybe_cuts(config, cuts)
     return prebuild(task, source, config), ray.get_runtime_context().get_node_id()
 
 
-def _judge_task(task: Any, source: str, config: EvalConfig) -> Verdict:
+def _judge_task(task: Any, source: str, config: EvalConfig, cuts: bool) -> Verdict:
     from sandbox.evaluate import evaluate
 
+    _maybe_cuts(config, cuts)
     return evaluate(task, source, config)
 
 
@@ -61,6 +76,8 @@ class RayExecutor:
                 env_vars[k] = os.environ[k]
         self._own = not ray.is_initialized()
         if self._own:
+            # a loaded machine starts Ray's agents slowly; the raylet's default wait (seconds) fails there
+            os.environ.setdefault("RAY_agent_register_timeout_ms", "180000")
             kw: dict[str, Any] = {"runtime_env": {"env_vars": env_vars}, "log_to_driver": False,
                                   "include_dashboard": False, **(init_kwargs or {})}
             if address:
@@ -68,9 +85,9 @@ class RayExecutor:
             elif num_cpus is not None:
                 kw["num_cpus"] = num_cpus
             ray.init(**kw)
-        # the cuts run on the node that builds: each task applies them once per worker process
-        self._build = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_cuts_then(_build_task, compile_cuts))
-        self._judge = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_cuts_then(_judge_task, compile_cuts))
+        # the cuts run where the work runs: once per Ray worker process (_maybe_cuts)
+        self._build = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_build_task)
+        self._judge = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_judge_task)
         self._driver = ThreadPoolExecutor(driver_threads, thread_name_prefix="kh-ray")
 
     def submit(self, task: Any, source: str, config: EvalConfig) -> Future[Verdict]:
@@ -85,7 +102,7 @@ class RayExecutor:
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         try:
-            res, node = ray.get(self._build.remote(task, source, config))
+            res, node = ray.get(self._build.remote(task, source, config, self.compile_cuts))
         except Exception:  # noqa: BLE001 - build infrastructure failed after retries: judge decides
             res, node = None, None
         with self.stats.lock:
@@ -107,7 +124,7 @@ class RayExecutor:
             opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=True)
         t0 = time.monotonic()
         try:
-            v = ray.get(self._judge.options(**opts).remote(task, source, config))
+            v = ray.get(self._judge.options(**opts).remote(task, source, config, self.compile_cuts))
         except ray.exceptions.RayTaskError as e:  # CandidateError / TaskError raised in the task
             cause = getattr(e, "cause", None)
             raise (cause if isinstance(cause, BaseException) else e) from None
@@ -129,22 +146,3 @@ class RayExecutor:
         if self._own:
             self.ray.shutdown()
 
-
-_CUTS_DONE = False
-
-
-def _cuts_then(fn: Any, cuts: bool) -> Any:
-    """``fn`` preceded (once per Ray worker process) by the compile cuts on that node."""
-
-    def wrapped(task: Any, source: str, config: EvalConfig) -> Any:
-        global _CUTS_DONE
-        if cuts and not _CUTS_DONE and config.device.startswith("cuda"):
-            from harness.executors.cuts import apply_compile_cuts
-
-            apply_compile_cuts()
-        _CUTS_DONE = True
-        return fn(task, source, config)
-
-    wrapped.__name__ = fn.__name__
-    wrapped.__qualname__ = fn.__qualname__
-    return wrapped

@@ -144,7 +144,8 @@ def run(
         from harness.executors import make_executor
 
         executor = make_executor(cfg.executor, ray_address=cfg.ray_address,
-                                 compile_workers=cfg.compile_workers)
+                                 compile_workers=cfg.compile_workers,
+                                 compile_cuts=cfg.device.startswith("cuda"))
         judge = executor.judge
     runner = OpRunner(results, method, model, settings, judge=judge, progress=progress)
     if cfg.progress:

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""Side by side, in one call: stock one-at-a-time judging vs the compile pipeline (issue 8).
+
+    python scripts/gpu_throughput.py                      # on the lent GPU (about 8-9 minutes)
+    python scripts/gpu_throughput.py --device cpu --lang cpp --serial 1 --pipeline 2 --workers 1
+
+Candidates are generated from one ReLU kernel template (reference_ops/activation/relu.py) with
+different constants baked in (threads per block, unroll, a variant id), so each needs its own
+compile. Phases, on fresh build caches:
+  (b) pipeline: ``--pipeline`` candidates through LocalExecutor (``--workers`` sandboxed compile
+      workers ahead of one timing worker) with the compile cuts (arch list limited to the GPU
+      present, precompiled torch/extension.h);
+  (c) re-run: the first ``--rerun`` of them again (all cached): limited by judging, not compiling;
+  (a) stock: the first ``--serial`` candidates one at a time, each compiled (stock load_inline,
+      default arch list, no PCH) then timed, as stock harnesses do; stops early when the time
+      budget (``--budget-s``) would be exceeded.
+Prints candidates/minute for (a) and (b), their ratio, the timing worker's busy fraction, the
+median compile time with and without the cuts, whether (a) and (b) gave the same verdicts
+(status, rule, correctness trials) on the candidates both judged, and a JSON line last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+TASK = REPO / "reference_ops" / "activation" / "relu.py"
+
+_CUDA = r"""
+#include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/cuda/CUDAException.h>
+constexpr int kVariant = @V@;
+__global__ void relu_v@V@(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  const int64_t tile = (int64_t)blockDim.x * @U@;
+  for (int64_t s = (int64_t)blockIdx.x * tile + threadIdx.x; s < n; s += (int64_t)gridDim.x * tile) {
+#pragma unroll
+    for (int u = 0; u < @U@; ++u) {
+      const int64_t i = s + (int64_t)u * blockDim.x;
+      if (i < n) { const float v = x[i]; y[i] = v > 0.f ? v : 0.f; }
+    }
+  }
+}
+torch::Tensor relu_forward(torch::Tensor x) {
+  TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, "float32 CUDA tensor expected");
+  auto xc = x.contiguous();
+  auto y = torch::empty_like(xc);
+  const int64_t n = xc.numel();
+  if (n == 0) return y;
+  const int64_t tile = (int64_t)@T@ * @U@;
+  const int64_t blocks = std::min<int64_t>((n + tile - 1) / tile, 1 << 20);
+  relu_v@V@<<<(unsigned)blocks, @T@, 0, c10::cuda::getCurrentCUDAStream()>>>(
+      xc.data_ptr<float>(), y.data_ptr<float>(), n);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return y;
+}
+"""
+
+_CPP = r"""
+constexpr int kVariant = @V@;
+torch::Tensor relu_forward(torch::Tensor x) {
+  auto xc = x.contiguous();
+  auto y = torch::empty_like(xc);
+  const float* p = xc.data_ptr<float>();
+  float* q = y.data_ptr<float>();
+  const int64_t n = xc.numel();
+  int64_t i = 0;
+  for (; i + @U@ <= n; i += @U@)
+    for (int u = 0; u < @U@; ++u) q[i + u] = p[i + u] > 0.f ? p[i + u] : 0.f;
+  for (; i < n; ++i) q[i] = p[i] > 0.f ? p[i] : 0.f;
+  return y;
+}
+"""
+
+_WRAP = '''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+ext = load_inline(
+    name="relu_v{v}",
+    cpp_sources={cpp!r},
+    cuda_sources={cuda!r},
+    functions=["relu_forward"],
+    verbose=False,
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return ext.relu_forward(x)
+'''
+
+_DECL = "torch::Tensor relu_forward(torch::Tensor x);"
+
+
+def make_candidates(lang: str, n: int, offset: int = 0) -> list[str]:
+    """``n`` distinct ReLU candidates (``lang`` "cuda" or "cpp"), variant ids from ``offset``."""
+    out = []
+    for k in range(offset, offset + n):
+        threads, unroll = (128, 256, 512, 1024)[k % 4], 1 + (k // 4) % 4
+        body = (_CUDA if lang == "cuda" else _CPP).replace("@V@", str(k)).replace("@T@", str(threads))
+        body = body.replace("@U@", str(unroll))
+        if lang == "cuda":
+            out.append(_WRAP.format(v=k, cpp=_DECL, cuda=body))
+        else:
+            out.append(_WRAP.format(v=k, cpp=body, cuda=None))
+    return out
+
+
+def verdict_key(v: Any) -> tuple[Any, ...]:
+    """What must agree between (a) and (b): status, rule, and each correctness trial's outcome."""
+    return (v.status.value, v.rule, tuple((t.shape_label, t.passed) for t in v.trials))
+
+
+def _median(xs: list[float]) -> float | None:
+    return round(statistics.median(xs), 2) if xs else None
+
+
+def run_stock(task: Any, sources: list[str], cfg: Any, deadline: float) -> dict[str, Any]:
+    """(a): one at a time, each compiled (stock load_inline) then judged."""
+    from sandbox.evaluate import evaluate
+
+    saved = {k: os.environ.pop(k, None) for k in ("KH_BUILD_PCH",)}
+    verdicts, compile_s, per = [], [], []
+    t0 = time.monotonic()
+    try:
+        for src in sources:
+            if verdicts and time.monotonic() + statistics.mean(per) > deadline:
+                break
+            t = time.monotonic()
+            v = evaluate(task, src, cfg)
+            per.append(time.monotonic() - t)
+            verdicts.append(v)
+            if v.durations_s.get("compile"):
+                compile_s.append(float(v.durations_s["compile"]))
+    finally:
+        os.environ.update({k: v for k, v in saved.items() if v is not None})
+    wall = time.monotonic() - t0
+    return {"n": len(verdicts), "wall_s": round(wall, 2), "verdicts": verdicts,
+            "candidates_per_min": round(60 * len(verdicts) / wall, 3) if verdicts else None,
+            "median_compile_s": _median(compile_s), "compile_s": compile_s}
+
+
+def run_pipeline(task: Any, sources: list[str], cfg: Any, workers: int, cuts: bool) -> dict[str, Any]:
+    """(b)/(c): all candidates submitted at once to a LocalExecutor."""
+    from harness.executors.local import LocalExecutor
+
+    t_start = time.monotonic()
+    ex = LocalExecutor(compile_workers=workers, compile_cuts=cuts)
+    setup_s = time.monotonic() - t_start
+    try:
+        t0 = time.monotonic()
+        futs = [ex.submit(task, s, cfg) for s in sources]
+        verdicts = [f.result() for f in futs]
+        wall = time.monotonic() - t0
+        summary = ex.summary()
+    finally:
+        ex.close()
+    return {"n": len(verdicts), "wall_s": round(wall, 2), "setup_s": round(setup_s, 2), "verdicts": verdicts,
+            "candidates_per_min": round(60 * len(verdicts) / wall, 3),
+            "busy_fraction": round(ex.stats.busy_s / (wall * len(ex.devices)), 3),
+            "median_compile_s": _median(ex.stats.build_compile_s), "compile_s": ex.stats.build_compile_s,
+            "summary": summary}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--device", default=None, help="cuda (default when available) or cpu")
+    ap.add_argument("--lang", choices=["cuda", "cpp"], default=None, help="default: cuda on a GPU")
+    ap.add_argument("--serial", type=int, default=6, help="(a) candidates judged one at a time")
+    ap.add_argument("--pipeline", type=int, default=32, help="(b) candidates through the pipeline")
+    ap.add_argument("--rerun", type=int, default=12, help="(c) already-built candidates judged again")
+    ap.add_argument("--workers", type=int, default=None, help="compile workers (default: CPUs - 1)")
+    ap.add_argument("--budget-s", type=float, default=520.0, help="stop (a) early past this")
+    ap.add_argument("--timing-s", type=float, default=0.5, help="feedback_timing_s of the EvalConfig")
+    ap.add_argument("--no-cuts", action="store_true", help="(b) without the compile cuts")
+    ap.add_argument("--shared-cache", default=None,
+                    help="one build cache for all phases (tests: repeat runs compile nothing)")
+    ap.add_argument("--json", default=None, help="also write the results here")
+    a = ap.parse_args(argv)
+    t_begin = time.monotonic()
+
+    import torch
+
+    from harness.suite.task import load_task
+    from sandbox.evaluate import EvalConfig
+    from sandbox.verdict import Mode
+
+    device = a.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    lang = a.lang or ("cuda" if device.startswith("cuda") else "cpp")
+    workers = a.workers if a.workers is not None else max(1, (os.cpu_count() or 2) - 1)
+    task = load_task(TASK)
+    work = Path(tempfile.mkdtemp(prefix="kh-throughput-"))
+    caches = {p: a.shared_cache or str(work / p) for p in ("stock", "cuts")}
+    base = dict(mode=Mode.FEEDBACK, device=device, seed=0, baselines=("eager",), feedback_timing_s=a.timing_s,
+                profile="default" if device.startswith("cuda") else "small", timeout_s=900.0)
+    n_all = max(a.pipeline, a.serial)
+    sources = make_candidates(lang, n_all)
+    arch_before = os.environ.get("TORCH_CUDA_ARCH_LIST")
+    print(f"device {device} ({torch.cuda.get_device_name() if device.startswith('cuda') else 'cpu'}), "
+          f"lang {lang}, {os.cpu_count()} CPUs, {workers} compile workers; torch {torch.__version__}",
+          flush=True)
+
+    b = run_pipeline(task, sources[: a.pipeline], EvalConfig(build_dir=caches["cuts"], **base), workers,
+                     cuts=not a.no_cuts)
+    print(f"(b) pipeline: {b['n']} in {b['wall_s']} s -> {b['candidates_per_min']}/min, busy "
+          f"{b['busy_fraction']}, median compile {b['median_compile_s']} s, cuts {b['summary']['cuts']}",
+          flush=True)
+    c = None
+    if a.rerun > 0:
+        c = run_pipeline(task, sources[: min(a.rerun, a.pipeline)], EvalConfig(build_dir=caches["cuts"], **base),
+                         workers, cuts=False)
+        print(f"(c) re-run (cached): {c['n']} in {c['wall_s']} s -> {c['candidates_per_min']}/min, "
+              f"busy {c['busy_fraction']}, builds {c['summary']['built']} cached", flush=True)
+    # (a) stock: default arch list and no precompiled header, as load_inline does by itself
+    if arch_before is None:
+        os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
+    else:
+        os.environ["TORCH_CUDA_ARCH_LIST"] = arch_before
+    deadline = t_begin + a.budget_s
+    s = run_stock(task, sources[: a.serial], EvalConfig(build_dir=caches["stock"], **base), deadline)
+    print(f"(a) stock: {s['n']} in {s['wall_s']} s -> {s['candidates_per_min']}/min, "
+          f"median compile {s['median_compile_s']} s" + (" (stopped early: time budget)" if s["n"] < a.serial else ""),
+          flush=True)
+
+    both = min(s["n"], b["n"])
+    mismatches = [i for i in range(both) if verdict_key(s["verdicts"][i]) != verdict_key(b["verdicts"][i])]
+    ratio = round(b["candidates_per_min"] / s["candidates_per_min"], 2) if s["candidates_per_min"] else None
+    cut = (round(s["median_compile_s"] / b["median_compile_s"], 2)
+           if s["median_compile_s"] and b["median_compile_s"] else None)
+    result = {
+        "device": device, "lang": lang, "workers": workers, "cpus": os.cpu_count(),
+        "stock_per_min": s["candidates_per_min"], "pipeline_per_min": b["candidates_per_min"],
+        "ratio": ratio, "busy_fraction": b["busy_fraction"],
+        "rerun_per_min": c and c["candidates_per_min"], "rerun_busy_fraction": c and c["busy_fraction"],
+        "median_compile_stock_s": s["median_compile_s"], "median_compile_cuts_s": b["median_compile_s"],
+        "compile_cut_factor": cut, "n_stock": s["n"], "n_pipeline": b["n"], "compared": both,
+        "verdicts_identical": not mismatches, "mismatches": mismatches,
+        "mismatch_detail": [[i, list(verdict_key(s["verdicts"][i])[:2]), list(verdict_key(b["verdicts"][i])[:2]),
+                             s["verdicts"][i].message, b["verdicts"][i].message] for i in mismatches],
+        "statuses_pipeline": [v.status.value for v in b["verdicts"]],
+        "statuses_stock": [v.status.value for v in s["verdicts"]],
+        "cuts": b["summary"]["cuts"], "wall_total_s": round(time.monotonic() - t_begin, 1),
+    }
+    print("\n| measure | stock (a) | pipeline (b) |\n|---|---|---|")
+    print(f"| candidates judged | {s['n']} | {b['n']} |")
+    print(f"| candidates / minute | {s['candidates_per_min']} | {b['candidates_per_min']} (x{ratio}) |")
+    print(f"| median compile s | {s['median_compile_s']} | {b['median_compile_s']} (/{cut}) |")
+    print(f"| timing worker busy fraction | - | {b['busy_fraction']} |")
+    if c:
+        print(f"| re-run over cached builds / min | - | {c['candidates_per_min']} (busy {c['busy_fraction']}) |")
+    print(f"| verdicts identical on {both} | {'yes' if not mismatches else 'NO: ' + str(mismatches)} | |")
+    if a.json:
+        Path(a.json).write_text(json.dumps(result, indent=1))
+    print("RESULT " + json.dumps(result), flush=True)
+    return 0 if not mismatches else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

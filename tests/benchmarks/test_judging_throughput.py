@@ -1,0 +1,46 @@
+"""Judging throughput on this machine's CPU (C++ candidates): candidates per minute with a warm
+build cache (the judge imports the built extension) and without (every judgement compiles)."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.suite.task import load_task
+from sandbox.evaluate import EvalConfig, evaluate
+from sandbox.verdict import Mode, Status
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+import gpu_throughput  # noqa: E402
+
+RELU = load_task(REPO / "reference_ops" / "activation" / "relu.py")
+SOURCE = gpu_throughput.make_candidates("cpp", 1, offset=800)[0]
+
+
+def config(build_dir: Path) -> EvalConfig:
+    return EvalConfig(mode=Mode.FEEDBACK, device="cpu", profile="small", seed=0, baselines=("eager",),
+                      feedback_timing_s=0.3, timeout_s=900.0, build_dir=str(build_dir))
+
+
+def _per_min(benchmark) -> None:
+    benchmark.extra_info["candidates_per_min"] = round(60.0 / benchmark.stats.stats.mean, 2)
+
+
+def test_judging_with_a_warm_build_cache(benchmark, tmp_path_factory):
+    cache = tmp_path_factory.mktemp("warm-cache")
+    assert evaluate(RELU, SOURCE, config(cache)).status is Status.VALID  # build once, not timed
+    v = benchmark.pedantic(lambda: evaluate(RELU, SOURCE, config(cache)), rounds=5, iterations=1)
+    assert v.status is Status.VALID and v.evidence["build"]["builds"] == 0
+    _per_min(benchmark)
+
+
+@pytest.mark.timeout(3600)
+def test_judging_without_the_build_cache(benchmark, tmp_path_factory):
+    fresh = (tmp_path_factory.mktemp(f"cold-{i}") for i in itertools.count())
+    v = benchmark.pedantic(lambda: evaluate(RELU, SOURCE, config(next(fresh))), rounds=2, iterations=1)
+    assert v.status is Status.VALID and v.evidence["build"]["builds"] == 1
+    _per_min(benchmark)
