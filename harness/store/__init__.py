@@ -10,7 +10,8 @@ from harness.store.records import (
     StoredVerdict,
     sha256_text,
 )
-from harness.store.repo import Results, config_key, new_run_id
+from harness.store.repo import Results, new_run_id
+from harness.store.verdicts import config_key
 
 __all__ = [
     "DB_NAME",
