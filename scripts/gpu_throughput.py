@@ -6,14 +6,15 @@
 
 Candidates are generated from one ReLU kernel template (reference_ops/activation/relu.py) with
 different constants baked in (threads per block, unroll, a variant id), so each needs its own
-compile. Phases, on fresh build caches:
+compile. Phases, on fresh build caches, in this order:
+  (a) stock: the first ``--serial`` candidates one at a time, each compiled (stock load_inline,
+      default arch list, no PCH) then timed, as stock harnesses do; no new one is started after
+      ``--stock-share`` of the time budget (``--budget-s``);
   (b) pipeline: ``--pipeline`` candidates through LocalExecutor (``--workers`` sandboxed compile
       workers ahead of one timing worker) with the compile cuts (arch list limited to the GPU
       present, precompiled torch/extension.h);
-  (c) re-run: the first ``--rerun`` of them again (all cached): limited by judging, not compiling;
-  (a) stock: the first ``--serial`` candidates one at a time, each compiled (stock load_inline,
-      default arch list, no PCH) then timed, as stock harnesses do; stops early when the time
-      budget (``--budget-s``) would be exceeded.
+  (c) re-run: the first ``--rerun`` of them again (all cached: bound by judging, not
+      compiling), only if it fits in the time budget.
 Prints candidates/minute for (a) and (b), their ratio, the timing worker's busy fraction, the
 median compile time with and without the cuts, whether (a) and (b) gave the same verdicts
 (status, rule, correctness trials) on the candidates both judged, and a JSON line last.
@@ -183,9 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lang", choices=["cuda", "cpp"], default=None, help="default: cuda on a GPU")
     ap.add_argument("--serial", type=int, default=6, help="(a) candidates judged one at a time")
     ap.add_argument("--pipeline", type=int, default=32, help="(b) candidates through the pipeline")
-    ap.add_argument("--rerun", type=int, default=12, help="(c) already-built candidates judged again")
+    ap.add_argument("--rerun", type=int, default=8, help="(c) already-built candidates judged again (if time)")
     ap.add_argument("--workers", type=int, default=None, help="compile workers (default: CPUs - 1)")
-    ap.add_argument("--budget-s", type=float, default=520.0, help="stop (a) early past this")
+    ap.add_argument("--budget-s", type=float, default=530.0, help="whole-script time budget (s)")
+    ap.add_argument("--stock-share", type=float, default=0.62,
+                    help="(a) starts no new candidate after this share of --budget-s")
     ap.add_argument("--timing-s", type=float, default=0.5, help="feedback_timing_s of the EvalConfig")
     ap.add_argument("--no-cuts", action="store_true", help="(b) without the compile cuts")
     ap.add_argument("--shared-cache", default=None,
@@ -210,32 +213,31 @@ def main(argv: list[str] | None = None) -> int:
                 profile="default" if device.startswith("cuda") else "small", timeout_s=900.0)
     n_all = max(a.pipeline, a.serial)
     sources = make_candidates(lang, n_all)
-    arch_before = os.environ.get("TORCH_CUDA_ARCH_LIST")
     print(f"device {device} ({torch.cuda.get_device_name() if device.startswith('cuda') else 'cpu'}), "
           f"lang {lang}, {os.cpu_count()} CPUs, {workers} compile workers; torch {torch.__version__}",
           flush=True)
 
+    # (a) stock first: default arch list and no precompiled header, as load_inline does by itself
+    # (torch's stock path deletes a precompiled header; (b) builds its own afterwards)
+    s = run_stock(task, sources[: a.serial], EvalConfig(build_dir=caches["stock"], **base),
+                  t_begin + a.stock_share * a.budget_s)
+    print(f"(a) stock: {s['n']} in {s['wall_s']} s -> {s['candidates_per_min']}/min, "
+          f"median compile {s['median_compile_s']} s" + (" (stopped early: time budget)" if s["n"] < a.serial else ""),
+          flush=True)
     b = run_pipeline(task, sources[: a.pipeline], EvalConfig(build_dir=caches["cuts"], **base), workers,
                      cuts=not a.no_cuts)
     print(f"(b) pipeline: {b['n']} in {b['wall_s']} s -> {b['candidates_per_min']}/min, busy "
           f"{b['busy_fraction']}, median compile {b['median_compile_s']} s, cuts {b['summary']['cuts']}",
           flush=True)
     c = None
-    if a.rerun > 0:
-        c = run_pipeline(task, sources[: min(a.rerun, a.pipeline)], EvalConfig(build_dir=caches["cuts"], **base),
-                         workers, cuts=False)
+    n_c = min(a.rerun, a.pipeline)
+    est_c = n_c * b["summary"]["busy_s_per_judgement"] * 1.3 + 5
+    if n_c > 0 and time.monotonic() + est_c < t_begin + a.budget_s:
+        c = run_pipeline(task, sources[:n_c], EvalConfig(build_dir=caches["cuts"], **base), workers, cuts=False)
         print(f"(c) re-run (cached): {c['n']} in {c['wall_s']} s -> {c['candidates_per_min']}/min, "
               f"busy {c['busy_fraction']}, builds {c['summary']['built']} cached", flush=True)
-    # (a) stock: default arch list and no precompiled header, as load_inline does by itself
-    if arch_before is None:
-        os.environ.pop("TORCH_CUDA_ARCH_LIST", None)
-    else:
-        os.environ["TORCH_CUDA_ARCH_LIST"] = arch_before
-    deadline = t_begin + a.budget_s
-    s = run_stock(task, sources[: a.serial], EvalConfig(build_dir=caches["stock"], **base), deadline)
-    print(f"(a) stock: {s['n']} in {s['wall_s']} s -> {s['candidates_per_min']}/min, "
-          f"median compile {s['median_compile_s']} s" + (" (stopped early: time budget)" if s["n"] < a.serial else ""),
-          flush=True)
+    elif n_c > 0:
+        print(f"(c) re-run skipped: about {est_c:.0f} s left to do it within --budget-s", flush=True)
 
     both = min(s["n"], b["n"])
     mismatches = [i for i in range(both) if verdict_key(s["verdicts"][i]) != verdict_key(b["verdicts"][i])]

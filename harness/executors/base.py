@@ -57,6 +57,7 @@ class ExecutorStats:
             "candidates_per_min": round(60.0 * done / wall, 2) if wall > 0 else None,
             "busy_fraction": round(self.busy_s / (wall * timing_slots), 3) if wall > 0 else None,
             "median_compile_s": round(statistics.median(self.build_compile_s), 2) if self.build_compile_s else None,
+            "busy_s_per_judgement": round(self.busy_s / self.judged, 3) if self.judged else 0.0,
         }
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
+(HERE.parents[1] / ".benchmarks").mkdir(exist_ok=True)  # --benchmark-json=.benchmarks/... (gitignored)
 
 
 def pytest_collection_modifyitems(config, items):
