@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 STATS: dict[str, Any] = {"compile_s": 0.0, "builds": 0, "hits": 0, "in_build": False}
+ACTIVE: list[str] = []  # paths of the build in progress: the only cache paths Python may write
 
 
 def default_root() -> Path:
@@ -68,6 +69,13 @@ def install(root: str | os.PathLike[str]) -> None:
         h = _key(kind, payload)
         name = f"kh_{h[:20]}"
         d = root_p / h
+        ACTIVE[:] = [str(d), str(root_p / f"{h}.lock")]
+        try:
+            return _locked(h, name, d, build, is_python_module)
+        finally:
+            ACTIVE.clear()
+
+    def _locked(h: str, name: str, d: Path, build: Any, is_python_module: bool) -> Any:
         d.mkdir(parents=True, exist_ok=True)
         with open(root_p / f"{h}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)

@@ -281,10 +281,13 @@ class Judge:
                              "no kernel of the candidate's own ran on the GPU (every launch came from a torch op)",
                              kernels=list(kernels)[:20])
             streams = {s for d in kernels.values() for s in d.get("streams", [])}
-            if len(streams) > 1:
+            ts = rep.get("timing_stream")
+            other = sorted(map(str, streams - {ts})) if ts is not None else []
+            if other or len(streams) > 1:
                 raise Reject(Status.REJECTED, rules.SIDE_STREAM,
-                             f"kernels ran on {len(streams)} streams; the timing events cover the current one only",
-                             streams=sorted(map(str, streams)))
+                             f"kernels ran on stream(s) {', '.join(other) or sorted(map(str, streams))} besides "
+                             f"the timing stream {ts}; the timing events cover the current stream only",
+                             streams=sorted(map(str, streams)), timing_stream=str(ts))
 
     def run(self) -> Verdict:
         cfg = self.cfg

@@ -26,9 +26,14 @@ WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
 class Monitor:
-    def __init__(self, candidate_file: str, allowed_write: list[str], hidden: list[str]) -> None:
+    def __init__(self, candidate_file: str, allowed_write: list[str], hidden: list[str],
+                 guarded: list[str] | None = None, dynamic_allowed: list[str] | None = None) -> None:
         self.candidate_file = candidate_file
         self.allowed_write = [os.path.realpath(p) for p in allowed_write if p]
+        # writes under a guarded dir (the shared build cache) are allowed only inside the
+        # paths listed in ``dynamic_allowed`` at that moment (the build in progress)
+        self.guarded = [os.path.realpath(p) for p in (guarded or []) if p]
+        self.dynamic_allowed = dynamic_allowed if dynamic_allowed is not None else []
         self.hidden = [os.path.realpath(p) for p in hidden if p]
         self.phase = "setup"  # setup -> import -> run
         self.events: list[dict[str, Any]] = []
@@ -117,7 +122,14 @@ class Monitor:
                 self._record("sandbox.filesystem", f"open {real}")
                 raise PermissionError(f"kernel-harness sandbox: {real} is off limits")
         if writing and not real.startswith("/dev/null"):
-            if not any(real == a or real.startswith(a + os.sep) for a in self.allowed_write):
+            if any(real == g or real.startswith(g + os.sep) for g in self.guarded) and not any(
+                real == a or real.startswith(a + os.sep)
+                for a in [*self.allowed_write, *(os.path.realpath(x) for x in self.dynamic_allowed)]
+            ):
+                self._record("sandbox.filesystem", f"write into the shared build cache {real}")
+                raise PermissionError(f"kernel-harness sandbox: writing {real} is not allowed")
+            if not any(real == a or real.startswith(a + os.sep)
+                       for a in [*self.allowed_write, *self.guarded]):
                 self._record("sandbox.filesystem", f"write {real}")
                 raise PermissionError(f"kernel-harness sandbox: writing {real} is not allowed")
         if real.startswith("/proc/") and ("/mem" in real or "/fd/" in real or real.endswith("/fd")):

@@ -72,6 +72,7 @@ class Worker:
             (b @ b).sum().item()
             l2 = getattr(t.cuda.get_device_properties(self.device), "L2_cache_size", 50 * 2**20)
             self.flush_buf = t.empty(max(2 * l2, 2**24) // 4, dtype=t.float32, device=self.device)
+            self._marker = t.empty(1, device=self.device)
             t.cuda.synchronize()
 
     # -- requests ---------------------------------------------------------------------------
@@ -102,9 +103,12 @@ class Worker:
         from sandbox import buildcache, monitors
 
         buildcache.install(self.cache_root)
-        mon = monitors.Monitor(req["candidate_path"],
-                               [self.scratch, self.cache_root, "/tmp", os.environ.get("TMPDIR", "/tmp")],
-                               req.get("hidden", []))
+        cr = self.cache_root
+        mon = monitors.Monitor(
+            req["candidate_path"],
+            [self.scratch, "/tmp", os.environ.get("TMPDIR", "/tmp"),
+             *(os.path.join(cr, sub) for sub in ("triton", "cupy", "torch_extensions"))],
+            req.get("hidden", []), guarded=[cr], dynamic_allowed=buildcache.ACTIVE)
         mon.snapshot(globals())
         monitors.install(mon)
         self.monitor = mon
@@ -171,6 +175,7 @@ class Worker:
                 if self.cuda:
                     if profiler is not None:
                         profiler.start()
+                        self._marker.zero_()  # first kernel of the window: names the timing stream
                     start, end = self._Event(enable_timing=True), self._Event(enable_timing=True)
                     start.record()
                     out = model(*inputs)
@@ -243,6 +248,13 @@ class Worker:
         ops: dict[str, int] = {}
         kernels: dict[str, dict[str, Any]] = {}
         launches = {"custom": 0, "aten": 0}
+        timing_stream, first_start = None, None
+        for ev in prof.events():
+            dev = str(getattr(ev, "device_type", "")).rsplit(".", 1)[-1]
+            if dev != "CPU":
+                st = getattr(getattr(ev, "time_range", None), "start", None)
+                if st is not None and (first_start is None or st < first_start):
+                    first_start, timing_stream = st, getattr(ev, "device_resource_id", None)
         for ev in prof.events():
             dev = str(getattr(ev, "device_type", "")).rsplit(".", 1)[-1]
             if dev == "CPU":
@@ -255,7 +267,7 @@ class Worker:
                 sid = getattr(ev, "device_resource_id", None)
                 if sid is not None and sid not in k["streams"]:
                     k["streams"].append(sid)
-        rep.update({"ops": ops, "kernels": kernels, "launches": launches})
+        rep.update({"ops": ops, "kernels": kernels, "launches": launches, "timing_stream": timing_stream})
         return rep
 
     def monitor_report(self, req: dict[str, Any]) -> dict[str, Any]:
