@@ -104,7 +104,7 @@ def test_fork_bomb_is_contained(launcher):
         except OSError as e:
             print('fork refused after', n, 'errno', e.errno, flush=True)
         time.sleep(60)
-    """, timeout=8, max_processes=32)
+    """, timeout=5, max_processes=32)
     assert "fork refused after" in out, out
     assert int(out.split("after")[1].split()[0]) < 32
     assert rc is not None and rc < 0  # killed by us at the deadline, not exited by itself
