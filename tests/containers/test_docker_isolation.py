@@ -7,6 +7,7 @@ uses, runs a small hostile Python program inside, and asserts what the container
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,6 +24,21 @@ pytestmark = pytest.mark.podman
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+_SCRATCH: list[str] = []
+
+
+def _mkscratch() -> str:
+    _SCRATCH.append(tempfile.mkdtemp(prefix="kh-ctest-"))
+    return _SCRATCH[-1]
+
+
+@pytest.fixture(autouse=True)
+def _remove_scratch_dirs():
+    yield
+    while _SCRATCH:
+        shutil.rmtree(_SCRATCH.pop(), ignore_errors=True)
+
+
 def _spec(code: str, scratch: str, **limits) -> WorkerSpec:
     lim = {"wall_seconds": 30.0, "max_processes": 64, "rss_bytes": 512 * 1024**2, **limits}
     return WorkerSpec(
@@ -33,7 +49,7 @@ def _spec(code: str, scratch: str, **limits) -> WorkerSpec:
 
 
 def _run(launcher, code: str, timeout: float = 60, **limits) -> tuple[int | None, str, object]:
-    scratch = tempfile.mkdtemp(prefix="kh-ctest-")
+    scratch = _mkscratch()
     h = launcher.start(_spec(code, scratch, **limits))
     rc = h.wait(timeout)
     if rc is None:
@@ -126,7 +142,7 @@ def test_memory_bomb_is_contained(launcher):
 
 def test_container_is_removed_after_exit_and_after_kill(launcher):
     _, _, h1 = _run(launcher, "print('bye')")
-    scratch = tempfile.mkdtemp(prefix="kh-ctest-")
+    scratch = _mkscratch()
     h2 = launcher.start(_spec("import time; time.sleep(60)", scratch))
     assert h2.poll() is None
     h2.kill()
@@ -139,7 +155,7 @@ def test_hidden_path_is_masked_inside_a_visible_mount(launcher, tmp_path):
     secret_dir = tmp_path / "results"
     secret_dir.mkdir()
     (secret_dir / "expected.pt").write_text("the answers")
-    scratch = tempfile.mkdtemp(prefix="kh-ctest-")
+    scratch = _mkscratch()
     spec = _spec(f"""
         try:
             print('READ', open({str(secret_dir / 'expected.pt')!r}).read())
@@ -202,7 +218,7 @@ def test_container_dies_at_its_deadline_even_when_nobody_kills_it(docker_client,
 
     launcher = DockerLauncher(image=hostenv_image, client=docker_client,
                               options=ContainerOptions(backstop_grace_s=2))
-    scratch = tempfile.mkdtemp(prefix="kh-ctest-")
+    scratch = _mkscratch()
     h = launcher.start(_spec("import time; time.sleep(120)", scratch, wall_seconds=1.0))
     cid = h.container.id
     # nobody calls kill(): the in-container `timeout -s KILL` ends it at wall + grace (3 s)
@@ -220,7 +236,7 @@ def test_missing_image_is_a_setup_error_that_says_how_to_get_one(docker_client):
     from sandbox.isolation.engine import SandboxUnavailable
 
     launcher = DockerLauncher(image=ImageSpec(image="localhost/kh-no-such-image:0"), client=docker_client)
-    scratch = tempfile.mkdtemp(prefix="kh-ctest-")
+    scratch = _mkscratch()
     with pytest.raises(SandboxUnavailable) as err:
         launcher.start(_spec("print(1)", scratch))
     assert "nox -s image" in str(err.value) and "sandbox.isolation.hostenv" in str(err.value)
