@@ -322,8 +322,29 @@ class Judge:
         time_candidate(self)
         self.v.durations_s["time"] = round(time.monotonic() - t, 3)
         self.check_monitor("timing")
+        self.speed_of_light(profile)
         self.v.status, self.v.message = Status.VALID, "correct on all trials; timed"
         return self.v
+
+    def speed_of_light(self, profile: str) -> None:
+        """% of the device's measured peaks (skipped when the task has no FLOPs/bytes formulas)."""
+        from sandbox import sol
+
+        flops, nbytes = self.task.work(profile)
+        if not (flops or nbytes) or "candidate" not in self.v.timings:
+            return
+        info, _ = self.ref.request("device_name")
+
+        def ask() -> dict[str, float] | None:
+            rep, _ = self.ref.request("peaks")
+            return rep.get("peaks") if rep.get("ok") else None
+
+        peaks = sol.load_or_measure(cache_root(self.cfg), info.get("device_name", "?"), info.get("torch", "?"), ask)
+        if peaks:
+            secs = self.v.timings["candidate"].median_us / 1e6
+            self.v.speed_of_light = {k: round(v, 3) for k, v in
+                                     sol.percent(flops, nbytes, secs, peaks, self.task.meta.dtype).items()}
+            self.v.evidence["peaks"] = peaks
 
     def close(self) -> None:
         for w in (self.cand, self.ref):

@@ -9,8 +9,10 @@ JSON) raises ``ProtocolViolation`` (rule sandbox.result_channel).
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +44,7 @@ class WorkerDied(RuntimeError):
         self.timed_out = timed_out
 
 
-def scrubbed_env(scratch: str, cache_root: str) -> dict[str, str]:
+def scrubbed_env(scratch: str, cache_root: str, gpu: bool = False) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k in ENV_ALLOW and not any(d in k.upper() for d in ENV_DENY)}
     env.update({
@@ -60,7 +62,23 @@ def scrubbed_env(scratch: str, cache_root: str) -> dict[str, str]:
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
     })
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    if gpu and "TORCH_CUDA_ARCH_LIST" not in env:
+        arch = _gpu_arch()
+        if arch:
+            env["TORCH_CUDA_ARCH_LIST"] = arch  # build for the present GPU only (faster compiles)
     return env
+
+
+@functools.lru_cache(maxsize=1)
+def _gpu_arch() -> str | None:
+    """Compute capability of the first visible GPU, e.g. "9.0" (nvidia-smi; no CUDA context here)."""
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=20)
+        caps = [c.strip() for c in r.stdout.splitlines() if c.strip()]
+        return caps[0] if r.returncode == 0 and caps else None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
 
 
 class WorkerSession:
@@ -78,7 +96,7 @@ class WorkerSession:
         argv = [sys.executable, "-m", "sandbox.worker", "--role", role, "--socket", self.listener.path,
                 "--scratch", self.scratch, "--device", device, "--cache-root", cache_root]
         spec = WorkerSpec(
-            argv=argv, env=scrubbed_env(self.scratch, cache_root), cwd=self.scratch, scratch=self.scratch,
+            argv=argv, env=scrubbed_env(self.scratch, cache_root, device.startswith("cuda")), cwd=self.scratch, scratch=self.scratch,
             mounts=[Mount(self.listener.dir, self.listener.dir, True), Mount(cache_root, cache_root, True)],
             hide=list(hide or []), limits=limits, gpu=device.startswith("cuda"), log_path=self.log_path,
         )

@@ -270,6 +270,16 @@ class Worker:
         rep.update({"ops": ops, "kernels": kernels, "launches": launches, "timing_stream": timing_stream})
         return rep
 
+    def peaks(self, req: dict[str, Any]) -> dict[str, Any]:
+        from sandbox import sol
+
+        name = self.torch.cuda.get_device_name(self.device) if self.cuda else "cpu"
+        return {"ok": True, "device_name": name, "peaks": sol.measure(self.torch, self.device)}
+
+    def device_name(self, req: dict[str, Any]) -> dict[str, Any]:
+        name = self.torch.cuda.get_device_name(self.device) if self.cuda else "cpu"
+        return {"ok": True, "device_name": name, "torch": self.torch.__version__}
+
     def monitor_report(self, req: dict[str, Any]) -> dict[str, Any]:
         m = self.monitor
         return {
@@ -340,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
                 "monitor": w.monitor_report}
     if a.role == "candidate":
         handlers["import"] = w.import_candidate
+    else:
+        handlers["peaks"], handlers["device_name"] = w.peaks, w.device_name
     exit_now = os._exit
     while True:
         req = recv()
