@@ -82,6 +82,13 @@ from harness.methods.base import Budget
 @click.option(
     "--compile-workers", type=int, default=None, help="--executor local: build workers (default: CPUs - 1)."
 )
+@click.option(
+    "--isolate",
+    type=click.Choice(["process", "docker"]),
+    default=None,
+    help="Run the method itself as an isolated program that reaches the harness only through the "
+    "evaluation endpoint and the LLM gateway (no network, no upstream key; docs/method-protocol.md).",
+)
 @click.option("--quiet", is_flag=True, help="No progress lines (the summary is still printed).")
 def cli(
     method: str,
@@ -102,6 +109,7 @@ def cli(
     executor: str,
     ray_address: str | None,
     compile_workers: int | None,
+    isolate: str | None,
     quiet: bool,
     llm_spec: str | None,
     llm_config: Any,
@@ -167,6 +175,7 @@ def cli(
         executor=executor,
         ray_address=ray_address,
         compile_workers=compile_workers,
+        isolate=isolate,
     )
     try:
         report = run(cfg)

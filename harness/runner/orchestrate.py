@@ -43,6 +43,9 @@ class RunConfig:
     executor: str = "serial"  # "serial" | "local" | "ray"
     ray_address: str | None = None  # --executor ray: cluster address (None: a local Ray)
     compile_workers: int | None = None  # --executor local: build workers (None: cpu_count-1)
+    # issue 7: run the method itself as an isolated program that reaches the harness only through
+    # the evaluation endpoint and the LLM gateway (docs/method-protocol.md); None = in-process
+    isolate: str | None = None  # None | "process" | "docker"
 
 
 @dataclass
@@ -91,6 +94,12 @@ def run(
     ``model`` replaces the LLM built from ``cfg.llm`` (tests only; it must record itself)."""
     stream = stream or sys.stderr
     method = get_method(cfg.method, **cfg.method_options)
+    if cfg.isolate:
+        from harness.endpoints.launcher import IsolatedMethod, ProgramSettings
+
+        method = IsolatedMethod(
+            cfg.method, ProgramSettings(sandbox=cfg.isolate, hide=[str(Path(cfg.results).resolve())])
+        )
     method_name = getattr(method, "name", cfg.method) or cfg.method
     tasks = resolve_tasks(cfg.suite, cfg.ops)
     budget = cfg.budget or Budget(evaluations=int(getattr(method, "default_budget", 45) or 45))
