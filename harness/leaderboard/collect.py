@@ -84,18 +84,26 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
         if op.status != "finished":
             continue
         usages.append(op.usage)
-        cands = repo.list_candidates(run.run_id, op.op)
+        # counts from the indexed columns only (no verdict JSON parsing: stores get large)
+        cands = repo.store.query(
+            "SELECT candidate_id, parse_error FROM candidates WHERE run_id=? AND op=?",
+            (run.run_id, op.op),
+        )
         latest: dict[int, Any] = {}
-        for v in repo.list_verdicts(run.run_id, op.op, "feedback"):
-            latest[v.candidate_id] = v  # later verdicts of a candidate win
+        for v in repo.store.query(
+            "SELECT candidate_id, status, host_timers FROM verdicts WHERE run_id=? AND op=? "
+            "AND mode='feedback' ORDER BY verdict_id",
+            (run.run_id, op.op),
+        ):
+            latest[v["candidate_id"]] = v  # later verdicts of a candidate win
         compiled = correct = 0
         for c in cands:
-            v = latest.get(c.candidate_id)
-            if v is None or c.parse_error:
+            v = latest.get(c["candidate_id"])
+            if v is None or c["parse_error"]:
                 continue
-            compiled += v.status != "compile_error"
-            correct += v.status == "valid"
-            host = host or v.verdict.host_timers
+            compiled += v["status"] != "compile_error"
+            correct += v["status"] == "valid"
+            host = host or bool(v["host_timers"])
         final = repo.get_verdict(op.final_verdict_id) if op.final_verdict_id else None
         speedups: dict[str, SpeedupCI] = {}
         kernel = None
