@@ -36,13 +36,19 @@ def check(llm_spec: str, llm_config: LLMConfig, as_json: bool) -> None:
         model = make_model(llm_spec, config=llm_config, device="cpu")
         messages = [{"role": "user", "content": "Reply with the single word: ready"}]
         t0 = time.perf_counter()
-        r = model.chat(messages, context=CallContext(purpose="check"), max_tokens=llm_config.max_tokens or 16)
+        r = model.chat(
+            messages, context=CallContext(purpose="check"), max_tokens=llm_config.max_tokens or 16
+        )
         wall = time.perf_counter() - t0
     except (LLMError, ConfigError) as e:
         raise click.ClickException(str(e)) from e
     info = {
-        "llm": model.name, "model": r.model, "offline": r.offline, "latency_s": round(wall, 3),
-        "prompt_tokens": r.prompt_tokens, "completion_tokens": r.completion_tokens,
+        "llm": model.name,
+        "model": r.model,
+        "offline": r.offline,
+        "latency_s": round(wall, 3),
+        "prompt_tokens": r.prompt_tokens,
+        "completion_tokens": r.completion_tokens,
         "tokens_are_estimates": bool(r.offline or r.raw.get("token_estimate")),
         "reply": r.text.strip().splitlines()[0][:80] if r.text.strip() else "",
     }
@@ -50,25 +56,52 @@ def check(llm_spec: str, llm_config: LLMConfig, as_json: bool) -> None:
         click.echo(json.dumps(info))
         return
     est = " (estimates)" if info["tokens_are_estimates"] else ""
-    click.echo(f"ok: {info['llm']} answered as model {info['model']!r}"
-               f"{' [offline: not an LLM]' if r.offline else ''}")
-    click.echo(f"latency {info['latency_s']:.3f} s; tokens: prompt {r.prompt_tokens}, "
-               f"completion {r.completion_tokens}{est}")
+    click.echo(
+        f"ok: {info['llm']} answered as model {info['model']!r}"
+        f"{' [offline: not an LLM]' if r.offline else ''}"
+    )
+    click.echo(
+        f"latency {info['latency_s']:.3f} s; tokens: prompt {r.prompt_tokens}, "
+        f"completion {r.completion_tokens}{est}"
+    )
     click.echo(f"reply: {info['reply']}")
 
 
 @cli.command()
 @llm_options
-@click.option("--results", default="results", show_default=True, type=click.Path(file_okay=False),
-              help="Results directory whose store records the calls.")
-@click.option("--run-id", default=None, help="Run id recorded with the calls (default: gateway-<time>).")
+@click.option(
+    "--results",
+    default="results",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Results directory whose store records the calls.",
+)
+@click.option(
+    "--run-id", default=None, help="Run id recorded with the calls (default: gateway-<time>)."
+)
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=0, type=int, help="TCP port (0: pick a free one).")
-@click.option("--unix-socket", default=None, type=click.Path(dir_okay=False), help="Serve on a unix socket instead.")
-@click.option("--llm-calls", default=None, type=int, help="Stop serving calls after this many (429 after).")
+@click.option(
+    "--unix-socket",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Serve on a unix socket instead.",
+)
+@click.option(
+    "--llm-calls", default=None, type=int, help="Stop serving calls after this many (429 after)."
+)
 @click.option("--tokens", default=None, type=int, help="Token budget (prompt + completion).")
-def gateway(llm_spec: str, llm_config: LLMConfig, results: str, run_id: str | None, host: str, port: int,
-            unix_socket: str | None, llm_calls: int | None, tokens: int | None) -> None:
+def gateway(
+    llm_spec: str,
+    llm_config: LLMConfig,
+    results: str,
+    run_id: str | None,
+    host: str,
+    port: int,
+    unix_socket: str | None,
+    llm_calls: int | None,
+    tokens: int | None,
+) -> None:
     """Serve the LLM as an OpenAI-compatible endpoint holding the key, recording and budgeting.
 
     Prints OPENAI_BASE_URL and a per-run OPENAI_API_KEY token for the method process; the
@@ -89,13 +122,21 @@ def gateway(llm_spec: str, llm_config: LLMConfig, results: str, run_id: str | No
     meter = None
     if llm_calls is not None or tokens is not None:
         meter = UsageMeter(Budget(evaluations=sys.maxsize, llm_calls=llm_calls, tokens=tokens))
-    gw = Gateway(model, meter=meter, context=CallContext(run_id=run_id), host=host, port=port,
-                 unix_socket=unix_socket)
+    gw = Gateway(
+        model,
+        meter=meter,
+        context=CallContext(run_id=run_id),
+        host=host,
+        port=port,
+        unix_socket=unix_socket,
+    )
     gw.start()
     click.echo(f"OPENAI_BASE_URL={gw.http_url or gw.url}")
     click.echo(f"OPENAI_API_KEY={gw.token}")
-    click.echo(f"# serving {model.name} for run {run_id}; calls recorded in {store.path}; Ctrl-C stops",
-               err=True)
+    click.echo(
+        f"# serving {model.name} for run {run_id}; calls recorded in {store.path}; Ctrl-C stops",
+        err=True,
+    )
     sys.stdout.flush()
     try:
         while True:
