@@ -64,6 +64,18 @@ def install(root: str | os.PathLike[str]) -> None:
     pch = os.environ.get("KH_BUILD_PCH") == "1" and hasattr(ce, "remove_extension_h_precompiler_headers")
     if pch:
         ce.remove_extension_h_precompiler_headers = lambda: None
+    elif hasattr(ce, "remove_extension_h_precompiler_headers"):
+        # stock load_inline (use_pch=False) deletes torch's extension.h.gch when one exists; in a
+        # sandbox with torch's tree read-only that raises and would fail every build on the host
+        orig_remove = ce.remove_extension_h_precompiler_headers
+
+        def remove_pch() -> None:
+            try:
+                orig_remove()
+            except OSError:
+                pass  # read-only: GCC ignores a header it finds invalid for these flags
+
+        ce.remove_extension_h_precompiler_headers = remove_pch
 
     def cached(kind: str, payload: dict[str, Any], build: Any, is_python_module: bool) -> Any:
         h = _key(kind, payload)
