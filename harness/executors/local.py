@@ -47,6 +47,16 @@ def default_timing_devices() -> list[str]:
     return [f"cuda:{i}" for i in range(n)] or ["cpu"]
 
 
+def _lower_priority(nice: int) -> None:
+    """Run in each build thread: Linux niceness is per thread and inherited by the processes a
+    thread starts, so the sandboxed build workers and their compilers yield the CPU to the
+    timing worker's processes (judging stays prompt and its host-side clock undisturbed)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+    except (OSError, AttributeError):
+        pass
+
+
 @dataclass(order=True)
 class _Unit:
     seq: int
@@ -62,7 +72,7 @@ class LocalExecutor:
 
     def __init__(self, compile_workers: int | None = None, timing_devices: list[str] | None = None,
                  compile_cuts: bool = True, judge_fn: JudgeFn | None = None,
-                 build_fn: Callable[..., Any] | None = None) -> None:
+                 build_fn: Callable[..., Any] | None = None, build_nice: int = 10) -> None:
         from harness.runner.orchestrate import serialise_ast_parse
 
         serialise_ast_parse()  # candidates are parsed from several threads (static scan)
@@ -74,9 +84,11 @@ class LocalExecutor:
         self._build_fn = build_fn
         self._seq = itertools.count()
         self._ready: list[_Unit] = []
+        self._units: dict[int, _Unit] = {}  # submitted, not yet resolved
         self._cv = threading.Condition()
         self._closed = False
-        self._pool = (ThreadPoolExecutor(self.compile_workers, thread_name_prefix="kh-build")
+        self._pool = (ThreadPoolExecutor(self.compile_workers, thread_name_prefix="kh-build",
+                                         initializer=_lower_priority, initargs=(build_nice,))
                       if self.compile_workers > 0 else None)
         self._timers = [threading.Thread(target=self._timing_loop, args=(d,), name=f"kh-time-{d}", daemon=True)
                         for d in self.devices]
@@ -89,6 +101,8 @@ class LocalExecutor:
             raise RuntimeError("the local executor is closed")
         fut: Future[Verdict] = Future()
         unit = _Unit(next(self._seq), task, source, config, fut)
+        self._units[unit.seq] = unit
+        fut.add_done_callback(lambda _f, k=unit.seq: self._units.pop(k, None))
         self.stats.mark_submit()
         if self._pool is None:
             self._enqueue(unit)
@@ -106,13 +120,19 @@ class LocalExecutor:
         return s
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        """Stop the workers. Units still waiting (an interrupted run) fail with RuntimeError; a
+        build or judgement already running finishes first (its sandboxed processes are ours)."""
         with self._cv:
             self._closed = True
             self._cv.notify_all()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
         for t in self._timers:
             t.join()
+        for unit in list(self._units.values()):
+            if not unit.future.done():
+                unit.future.set_exception(RuntimeError("the local executor closed before judging this candidate"))
+        self._ready.clear()
 
     def __enter__(self) -> LocalExecutor:
         return self
@@ -162,7 +182,7 @@ class LocalExecutor:
             with self._cv:
                 while not self._ready and not self._closed:
                     self._cv.wait()
-                if not self._ready:
+                if self._closed:
                     return
                 unit = heapq.heappop(self._ready)
             cfg = unit.config

@@ -137,3 +137,34 @@ def test_no_compile_workers_judges_directly():
 def test_unknown_executor_names_the_choices():
     with pytest.raises(ValueError, match="serial, local, ray"):
         make_executor("threads")
+
+
+def test_closing_fails_units_still_waiting_instead_of_leaving_callers_blocked():
+    rec = Recorder(build_s=0.0, judge_s=0.5)
+    ex = executor(rec, workers=1)
+    futs = [ex.submit(Task("op"), f"c{i}", EvalConfig()) for i in range(4)]
+    time.sleep(0.2)
+    ex.close()
+    done = [f.exception(timeout=10) is None for f in futs]
+    assert done[0] and not all(done)
+    with pytest.raises(RuntimeError, match="closed"):
+        ex.submit(Task("op"), "late", EvalConfig())
+
+
+def test_build_workers_run_at_lower_cpu_priority_than_judging():
+    import os
+
+    seen = {}
+
+    def build(task, source, config):
+        seen["build"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        return BuildResult("built")
+
+    def judge(task, source, config):
+        seen["judge"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        return verdict(task, source)
+
+    with LocalExecutor(compile_workers=1, timing_devices=["cpu"], compile_cuts=False, judge_fn=judge,
+                       build_fn=build) as ex:
+        ex.judge(Task("op"), "c", EvalConfig())
+    assert seen["build"] >= seen["judge"] + 10 or seen["build"] == 19
