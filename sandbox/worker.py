@@ -67,7 +67,7 @@ class Worker:
         t.ones(1 << 16).add_(1).sum().item()
         if self.cuda:
             t.cuda.init()
-            t.cuda.set_device(self.device)
+            t.cuda.set_device(t.device(self.device).index or 0)  # 'cuda' has no index
             b = t.randn(256, 256, device=self.device)
             (b @ b).sum().item()
             l2 = getattr(t.cuda.get_device_properties(self.device), "L2_cache_size", 50 * 2**20)
