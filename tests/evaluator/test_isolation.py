@@ -10,14 +10,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from sandbox import rules
 from sandbox.verdict import Status
 from tests.evaluator.conftest import python_candidate, run
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-import pytest
 
 
 @pytest.fixture

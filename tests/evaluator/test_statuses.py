@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sandbox import rules
-from sandbox.verdict import Status, Verdict
+from sandbox.verdict import Mode, Status, Verdict
 from tests.evaluator.conftest import CPP_ADD, TORCH_ADD, python_candidate, run
 
 
@@ -116,3 +116,17 @@ def test_static_scan_rejects_before_running():
     assert v.status is Status.REJECTED and v.rule == rules.SUBPROCESS
     assert v.evidence.get("static_scan") is True
     assert "environment" not in v.to_dict() or not v.environment  # no worker was started
+
+
+def test_final_mode_hidden_shape_catches_hardcoded_size():
+    # correct at the public small shape (N=1024), wrong at the hidden small_extra0 (N=1029)
+    body = "        if a.numel() != 1024:\n            return a - b\n        return a + b"
+    v = run(python_candidate(body), allow_torch_ops=True, mode=Mode.FINAL, seed=None)
+    assert v.status is Status.INCORRECT and v.rule == rules.HIDDEN_SHAPE, v.message
+    assert any(t.shape_label == "small_extra0" for t in v.trials)
+
+
+def test_nan_output_is_nonfinite():
+    v = run(python_candidate("        out = a + b\n        out[3] = float('nan')\n        return out"),
+            allow_torch_ops=True)
+    assert v.status is Status.INCORRECT and v.rule == rules.NONFINITE

@@ -1,4 +1,4 @@
-import torch
+import torch  # noqa: F401  (KernelBench-style candidates import it)
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 

@@ -1,0 +1,49 @@
+"""GPU paths of the evaluator (run by the lead on the lent GPU; skipped without CUDA)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from sandbox import rules
+from sandbox.verdict import Mode, Status
+from tests.evaluator.conftest import HERE, TORCH_ADD, run
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+
+CUDA_ADD = (HERE / "candidates" / "cuda_add.py").read_text()
+GPU = dict(device="cuda", profile="default", max_timing_s=2.0, feedback_timing_s=1.0, target_ci=0.01,
+           timeout_s=600)
+
+
+def test_honest_cuda_kernel_is_valid_with_event_timings():
+    v = run(CUDA_ADD, **GPU)
+    assert v.status is Status.VALID, (v.message, v.logs)
+    assert v.host_timers is False
+    assert v.profile["launches"]["custom"] >= 1
+    assert v.timings["candidate"].n >= 20
+    assert v.speed_of_light.get("pct_memory", 0) > 0
+
+
+def test_final_mode_runs_compile_baseline_and_extra_shapes():
+    v = run(CUDA_ADD, mode=Mode.FINAL, baselines=("eager", "compile"), seed=None, **GPU)
+    assert v.status is Status.VALID, (v.message, v.logs)
+    assert {"eager", "compile"} <= set(v.speedups)
+    assert any(t.shape_label.startswith("extra") for t in v.trials)
+
+
+def test_torch_op_on_gpu_is_rejected():
+    v = run(TORCH_ADD, **GPU)
+    assert v.status is Status.REJECTED and v.rule in (rules.TORCH_FALLBACK, rules.NO_CUSTOM_KERNEL)
+
+
+def test_side_stream_kernel_is_rejected():
+    src = CUDA_ADD.replace(
+        "        return ext.add(a, b)",
+        "        s = torch.cuda.Stream()\n        with torch.cuda.stream(s):\n            return ext.add(a, b)",
+    ).replace("add_kernel<<<blocks, threads>>>",
+              "add_kernel<<<blocks, threads, 0, at::cuda::getCurrentCUDAStream()>>>").replace(
+        "#include <torch/extension.h>", "#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>")
+    v = run(src, **GPU)
+    assert v.status is Status.REJECTED and v.rule in (rules.SIDE_STREAM, rules.WALL_CLOCK), v.message
