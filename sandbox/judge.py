@@ -57,8 +57,8 @@ def environment(device: str, isolation: str) -> dict[str, Any]:
     env: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__,
                            "cuda": torch.version.cuda, "platform": platform.platform(),
                            "isolation": isolation, "device": device}
-    if device.startswith("cuda") and torch.cuda.is_available():
-        env["gpu"] = torch.cuda.get_device_name(torch.device(device))
+    if not device.startswith("cuda"):
+        env["cpu_threads_per_worker"] = 1
     try:
         from harness.env import probe  # type: ignore[import-not-found]
 
@@ -205,6 +205,9 @@ class Judge:
         self.ref.connect()
         self.cand.connect()
         self.v.environment = environment(self.cfg.device, self.cand.isolation)
+        if self.cfg.device.startswith("cuda"):  # asked of the worker: no CUDA context in the parent
+            info, _ = self.ref.request("device_name")
+            self.v.environment["gpu"] = info.get("device_name")
         extra = getattr(launcher, "environment", None)
         if callable(extra):
             self.v.environment.update(extra())

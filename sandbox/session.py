@@ -62,6 +62,10 @@ def scrubbed_env(scratch: str, cache_root: str, gpu: bool = False) -> dict[str, 
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
     })
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    if not gpu:
+        # one intra-op thread per worker on CPU: spinning OpenMP pools on an oversubscribed box
+        # made eager baselines swing 1000x (lead's L2); CPU numbers are test-only anyway
+        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
     if gpu and "TORCH_CUDA_ARCH_LIST" not in env:
         arch = _gpu_arch()
         if arch:
