@@ -36,6 +36,7 @@ class Case:
     timeout_s: float = 900.0
     note: str = ""
     extra: dict = field(default_factory=dict)
+    open_finding: str = ""  # id in docs/redteam-findings.md while the evaluator misses it (xfail)
 
     @property
     def id(self) -> str:
@@ -49,6 +50,18 @@ class Case:
 
     def task_path(self) -> Path:
         return TASKS / f"{self.task}.py"
+
+
+def params(cases: list[Case]) -> list:
+    """pytest params; a case with an open finding is xfail (not strict: a fix turns it XPASS)."""
+    import pytest
+
+    out = []
+    for c in cases:
+        marks = [pytest.mark.xfail(reason=f"open finding {c.open_finding} (docs/redteam-findings.md)",
+                                   strict=False)] if c.open_finding else []
+        out.append(pytest.param(c, id=c.id, marks=marks))
+    return out
 
 
 def config(case: Case, device: str = "cpu", **kw) -> EvalConfig:
@@ -96,7 +109,7 @@ CPU_CHEATS: list[Case] = [
     Case("cheat_05b_native_thread", "relu", (REJECTED,), (R.THREADS, R.WALL_CLOCK), cheat="5"),
     Case("cheat_05c_hidden_thread", "relu", (REJECTED,), (R.THREADS, R.WALL_CLOCK), cheat="5"),
     Case("cheat_05d_interop_pool", "relu", (REJECTED, INCORRECT),
-         (R.THREADS, R.WALL_CLOCK, R.TIMED_OUTPUT, R.TOLERANCE, R.NONFINITE), cheat="5"),
+         (R.THREADS, R.WALL_CLOCK, R.TIMED_OUTPUT, R.TOLERANCE, R.NONFINITE), cheat="5", open_finding="F6"),
     Case("cheat_06_lazy_output", "relu", (REJECTED, INCORRECT), (R.OUTPUT_TYPE,), cheat="6"),
     Case("cheat_07a_perf_counter", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="7"),
     Case("cheat_07b_timer_setattr", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="7"),
@@ -114,7 +127,8 @@ CPU_CHEATS: list[Case] = [
     Case("cheat_11_batching", "relu", (INCORRECT,), (R.TIMED_OUTPUT, R.NONFINITE, R.TOLERANCE), cheat="11"),
     Case("cheat_12a_call_count", "relu", (INCORRECT,), (R.TIMED_OUTPUT,), cheat="12"),
     Case("cheat_12b_profiler_detect", "relu", (REJECTED,), (R.TORCH_FALLBACK, R.INTROSPECTION), cheat="12"),
-    Case("cheat_12d_profiler_detect_hidden", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="12"),
+    Case("cheat_12d_profiler_detect_hidden", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="12",
+         open_finding="F5"),
     Case("cheat_12c_stack_inspect", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="12"),
     Case("cheat_13a_gc_expected", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),
     Case("cheat_13b_gc_obfuscated", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),

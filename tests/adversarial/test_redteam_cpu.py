@@ -32,6 +32,7 @@ from .redteam import (
     Case,
     config,
     describe,
+    params,
     warm_build_cache,
 )
 
@@ -54,7 +55,7 @@ def assert_caught(case: Case, v) -> None:
 
 
 # -- the table: one adversarial candidate per cheat ----------------------------------------
-@pytest.mark.parametrize("case", CPU_CHEATS, ids=lambda c: c.id)
+@pytest.mark.parametrize("case", params(CPU_CHEATS))
 def test_cheat_is_caught_with_its_rule(case: Case):
     v = judge(case)
     assert_caught(case, v)
@@ -63,7 +64,7 @@ def test_cheat_is_caught_with_its_rule(case: Case):
 
 
 # -- honest candidates: valid at every profile, with a speedup against eager ----------------
-@pytest.mark.parametrize("case", CPU_HONEST, ids=lambda c: c.id)
+@pytest.mark.parametrize("case", params(CPU_HONEST))
 def test_honest_candidate_is_valid(case: Case):
     v = judge(case)
     assert v.status is Status.VALID, describe(v)

@@ -20,7 +20,7 @@ from harness.suite.task import load_task
 from sandbox.evaluate import evaluate
 from sandbox.verdict import Status
 
-from .redteam import CPU_CHEATS, GPU_CASES, Case, config, describe, warm_build_cache
+from .redteam import CPU_CHEATS, GPU_CASES, Case, config, describe, params, warm_build_cache
 
 pytestmark = [
     pytest.mark.gpu,
@@ -43,7 +43,7 @@ def judge(case: Case):
     return evaluate(load_task(case.task_path()), case.source(), config(case, device="cuda"))
 
 
-@pytest.mark.parametrize("case", [c for c in GPU_CASES if c.statuses != (Status.VALID,)], ids=lambda c: c.id)
+@pytest.mark.parametrize("case", params([c for c in GPU_CASES if c.statuses != (Status.VALID,)]))
 def test_gpu_cheat_is_caught_with_its_rule(case: Case):
     v = judge(case)
     assert v.status in case.statuses, describe(v)
@@ -51,7 +51,7 @@ def test_gpu_cheat_is_caught_with_its_rule(case: Case):
     assert not v.speedups
 
 
-@pytest.mark.parametrize("case", [c for c in GPU_CASES if c.statuses == (Status.VALID,)], ids=lambda c: c.id)
+@pytest.mark.parametrize("case", params([c for c in GPU_CASES if c.statuses == (Status.VALID,)]))
 def test_honest_gpu_candidate_is_valid_with_speedup_cis(case: Case):
     v = judge(case)
     assert v.status is Status.VALID, describe(v)
@@ -68,7 +68,7 @@ def test_honest_gpu_candidate_is_valid_with_speedup_cis(case: Case):
     assert kernels, "the profile should list the candidate's kernels"
 
 
-@pytest.mark.parametrize("case", [c for c in CPU_CHEATS if c.candidate in DEVICE_INDEPENDENT], ids=lambda c: c.id)
+@pytest.mark.parametrize("case", params([c for c in CPU_CHEATS if c.candidate in DEVICE_INDEPENDENT]))
 def test_device_independent_cheat_is_caught_on_gpu(case: Case):
     v = judge(case)
     assert v.status in case.statuses and v.rule in case.rules, describe(v)
