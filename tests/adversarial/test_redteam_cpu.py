@@ -9,7 +9,6 @@ re-runs take a few seconds per case. See docs/redteam.md for the table these tes
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 import uuid
