@@ -129,6 +129,7 @@ CPU_CHEATS: list[Case] = [
     Case("cheat_12b_profiler_detect", "relu", (REJECTED,), (R.TORCH_FALLBACK, R.INTROSPECTION), cheat="12"),
     Case("cheat_12d_profiler_detect_hidden", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="12",
          open_finding="F5"),
+    Case("cheat_12e_seed_phase", "relu", (INCORRECT,), (R.TIMED_OUTPUT,), cheat="12"),
     Case("cheat_12c_stack_inspect", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="12"),
     Case("cheat_13a_gc_expected", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),
     Case("cheat_13b_gc_obfuscated", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),
