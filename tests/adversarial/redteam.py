@@ -125,6 +125,8 @@ CPU_CHEATS: list[Case] = [
     Case("cheat_10b_cache_by_ptr", "relu", (VALID, INCORRECT), (None, R.TIMED_OUTPUT, R.TOLERANCE), cheat="10",
          note="neutralised by fresh inputs: valid means the cache never hit and the timing is honest work"),
     Case("cheat_11_batching", "relu", (INCORRECT,), (R.TIMED_OUTPUT, R.NONFINITE, R.TOLERANCE), cheat="11"),
+    Case("cheat_11b_precompute_in_inputs", "relu", (REJECTED,), (R.TIMER_PATCHED, R.RESULT_CHANNEL, R.WALL_CLOCK),
+         cheat="11", open_finding="F9"),
     Case("cheat_12a_call_count", "relu", (INCORRECT,), (R.TIMED_OUTPUT,), cheat="12"),
     Case("cheat_12b_profiler_detect", "relu", (REJECTED,), (R.TORCH_FALLBACK, R.INTROSPECTION), cheat="12"),
     Case("cheat_12d_profiler_detect_hidden", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="12",
