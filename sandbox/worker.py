@@ -278,6 +278,11 @@ class Worker:
         name = self.torch.cuda.get_device_name(self.device) if self.cuda else "cpu"
         return {"ok": True, "device_name": name, "peaks": sol.measure(self.torch, self.device)}
 
+    def set_poison(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Output sizes to poison before every call (from the reference's outputs)."""
+        self.poison_bytes = [int(n) for n in req.get("bytes", [])][:8]
+        return {"ok": True}
+
     def device_name(self, req: dict[str, Any]) -> dict[str, Any]:
         name = self.torch.cuda.get_device_name(self.device) if self.cuda else "cpu"
         return {"ok": True, "device_name": name, "torch": self.torch.__version__}
@@ -349,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     send({"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role})
     handlers = {"setup": w.setup, "call": w.call, "fetch": w.fetch, "profile": w.profile,
-                "monitor": w.monitor_report}
+                "monitor": w.monitor_report, "poison": w.set_poison}
     if a.role == "candidate":
         handlers["import"] = w.import_candidate
     else:
