@@ -4,7 +4,7 @@ a repeated measurement, and an offline EvoEngineer run with CUDA candidates.
 
 Run on a machine with a CUDA GPU, from the repository root:
 
-    python3 scripts/gpu_check.py [--steps env,tests,repeat,run] [--out DIR] [--budget-s 560]
+    python3 scripts/gpu_check.py [--steps env,suite,evaluator,redteam,offline,repeat,run,throughput] [--out DIR] [--budget-s 560]
 
 Each step runs as a subprocess with its own time limit; its full log goes to OUT/<step>.log and
 a JSON summary to OUT/gpu_check.json. The last thing printed is a short table (step, status,
@@ -54,17 +54,40 @@ def step_env(out: Path, limit: float) -> dict:
     return {"rc": rc, "seconds": dt, "summary": (txt + txt2).strip().splitlines()[:20]}
 
 
-def step_tests(out: Path, limit: float) -> dict:
-    rc, txt, dt = sh([PY, "-m", "pytest", "-m", "gpu", "-q", "-rA", "-p", "no:cacheprovider",
-                      "--timeout", str(int(limit)), "tests"], out / "tests.log", limit + 30)
+def _pytest(out: Path, limit: float, name: str, paths: list[str]) -> dict:
+    per_test = os.environ.get("GPU_CHECK_TEST_TIMEOUT", "150")
+    rc, txt, dt = sh([PY, "-m", "pytest", "-m", "gpu", "-v", "-rA", "-p", "no:cacheprovider", "--durations=15",
+                      "--timeout", per_test, *paths], out / f"{name}.log", limit)
     tail = [ln for ln in txt.splitlines() if re.search(r"(passed|failed|error|skipped)", ln)][-1:] or ["no summary"]
     fails = [ln for ln in txt.splitlines() if ln.startswith(("FAILED", "ERROR"))]
     return {"rc": rc, "seconds": dt, "summary": tail + fails[:30]}
 
 
+def step_suite(out: Path, limit: float) -> dict:
+    return _pytest(out, limit, "suite", ["tests/suite/test_suite_gpu.py"])
+
+
+def step_evaluator(out: Path, limit: float) -> dict:
+    return _pytest(out, limit, "evaluator", ["tests/evaluator/test_gpu.py"])
+
+
+def step_redteam(out: Path, limit: float) -> dict:
+    return _pytest(out, limit, "redteam", ["tests/adversarial/test_redteam_gpu.py"])
+
+
+def step_offline(out: Path, limit: float) -> dict:
+    return _pytest(out, limit, "offline", ["tests/llm/test_llm_offline_cuda.py"])
+
+
+def step_throughput(out: Path, limit: float) -> dict:
+    rc, txt, dt = sh([PY, "scripts/gpu_throughput.py", "--out", str(out), "--budget-s", str(int(limit - 20))],
+                     out / "throughput.log", limit)
+    return {"rc": rc, "seconds": dt, "summary": txt.strip().splitlines()[-14:]}
+
+
 def step_repeat(out: Path, limit: float) -> dict:
     """The same kernel judged in two separate sessions: medians within each other's CIs?"""
-    ref = "tests/adversarial/tasks/relu_task.py"
+    ref = "tests/adversarial/tasks/relu.py"
     cand = "tests/adversarial/candidates/honest_cuda_relu.py"
     res = []
     for i in range(2):
@@ -92,12 +115,15 @@ def step_run(out: Path, limit: float) -> dict:
     return {"rc": rc, "seconds": dt, "summary": txt.strip().splitlines()[-15:]}
 
 
-STEPS = {"env": step_env, "tests": step_tests, "repeat": step_repeat, "run": step_run}
+WEIGHTS = {"env": 60, "suite": 90, "evaluator": 150, "redteam": 420, "offline": 240,
+           "repeat": 150, "run": 360, "throughput": 560}
+STEPS = {"env": step_env, "suite": step_suite, "evaluator": step_evaluator, "redteam": step_redteam,
+         "offline": step_offline, "repeat": step_repeat, "run": step_run, "throughput": step_throughput}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", default="env,tests,repeat,run")
+    ap.add_argument("--steps", default="env,suite,evaluator,redteam,offline,repeat,run")
     ap.add_argument("--out", default=os.environ.get("OUT", "gpu-check-out"))
     ap.add_argument("--budget-s", type=float, default=560.0, help="total seconds for all steps")
     args = ap.parse_args()
@@ -108,9 +134,8 @@ def main() -> int:
     report = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "steps": {}}
     for i, name in enumerate(steps):
         left = t_end - time.monotonic()
-        limit = max(20.0, left / (len(steps) - i) if name == "env" else left - 10 * (len(steps) - i - 1))
-        if name == "env":
-            limit = min(limit, 60)
+        # each step gets its usual share, never more than what is left (minus a little for the rest)
+        limit = max(20.0, min(WEIGHTS.get(name, 120), left - 10 * (len(steps) - i - 1)))
         print(f"== {name} (limit {limit:.0f}s)", flush=True)
         r = STEPS[name](out, limit)
         report["steps"][name] = r
