@@ -58,3 +58,21 @@ def test_non_valid_verdict_exits_1_with_json(tmp_path):
     assert r.returncode == 1, r.stderr
     v = json.loads(r.stdout)
     assert v["status"] == "rejected" and v["rule"] == "sandbox.network"
+
+
+KB_RELU = REPO / "tests" / "fixtures" / "kernelbench" / "level1" / "2_ReLU_activation.py"
+
+
+@pytest.mark.skipif(not KB_RELU.exists(), reason="KernelBench fixture not present")
+def test_kernelbench_task_unchanged_valid_exits_0(tmp_path):
+    cand = tmp_path / "relu_new.py"
+    cand.write_text(
+        "import torch\nimport torch.nn as nn\n\n\n"
+        "class ModelNew(nn.Module):\n"
+        "    def __init__(self, *args):\n        super().__init__()\n\n"
+        "    def forward(self, x):\n        return torch.relu(x)\n"
+    )
+    r = harness_eval(str(KB_RELU), str(cand), "--device", "cpu", "--mode", "feedback", "--allow-torch-ops",
+                     "--max-timing-s", "0.3")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "status:   valid" in r.stdout and "speedup vs eager" in r.stdout
