@@ -108,9 +108,12 @@ def run(
     results = Results.open(cfg.results)
     env = fingerprint.environment(cfg.device)
     run_id = cfg.run_id or new_run_id(method_name)
+    from harness.llm.factory import spec_is_offline
+
     spec = RunSpec(
         method=method_name,
         llm=cfg.llm,
+        llm_offline=spec_is_offline(cfg.llm, results.store),  # a replay of an offline run stays offline
         budget=dataclasses.asdict(budget),
         seed=cfg.seed,
         device=cfg.device,
