@@ -97,6 +97,10 @@ class Monitor:
                 self._record("sandbox.introspection", event)
                 raise PermissionError(f"kernel-harness sandbox: {event} from candidate code")
             return
+        if event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__" \
+                and self._caller_is_candidate():
+            self._record("timing.timer_patched", f"replaced {args[1]} of {getattr(args[0], '__qualname__', '?')}")
+            raise PermissionError("kernel-harness sandbox: rewriting function code is not allowed")
         if event == "object.__setattr__" and args and self.watched_classes:
             obj = args[0]
             if isinstance(obj, type) and issubclass(obj, self.watched_classes):
@@ -174,6 +178,11 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     for n in ("clone", "equal", "cpu", "detach"):
         d[f"torch.Tensor.{n}"] = getattr(torch.Tensor, n)
     d["torch.equal"] = torch.equal
+    for n in ("randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "normal", "empty",
+              "zeros", "ones", "full", "arange", "tensor"):
+        d[f"torch.{n}"] = getattr(torch, n, None)
+    for n in ("to", "contiguous", "__add__", "__mul__", "__sub__", "__truediv__"):
+        d[f"torch.Tensor.{n}"] = getattr(torch.Tensor, n, None)
     import json
     import socket
     import struct
