@@ -22,6 +22,13 @@ from typing import Any
 
 TOOLCHAIN_MARKERS = ("/triton/", "torch/utils/cpp_extension", "/cupy/", "/torch/_inductor/",
                      "/cuda/bindings/", "/nvrtc", "/numba/")
+WATCHED_EVENTS = frozenset({
+    "socket.connect", "socket.bind", "socket.getaddrinfo", "socket.sendto", "socket.sendmsg",
+    "socket.gethostbyname", "socket.__new__", "open", "os.system", "subprocess.Popen", "os.exec",
+    "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn", "gc.get_objects",
+    "gc.get_referrers", "gc.get_referents", "sys._getframe", "sys._current_frames", "sys.settrace",
+    "sys.setprofile", "object.__setattr__", "ctypes.cdata",
+})
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
@@ -67,6 +74,8 @@ class Monitor:
         return False
 
     def hook(self, event: str, args: tuple[Any, ...]) -> None:
+        if event not in WATCHED_EVENTS:  # fast path: most events (object.__getattr__, ...) are not ours
+            return
         if self.phase == "setup" or getattr(self._local, "busy", False):
             return
         self._local.busy = True
