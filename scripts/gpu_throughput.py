@@ -123,8 +123,12 @@ def make_candidates(lang: str, n: int, offset: int = 0) -> list[str]:
 
 
 def verdict_key(v: Any) -> tuple[Any, ...]:
-    """What must agree between (a) and (b): status, rule, and each correctness trial's outcome."""
-    return (v.status.value, v.rule, tuple((t.shape_label, t.passed) for t in v.trials))
+    """What must agree between (a) and (b): status, rule, each correctness trial's outcome, and
+    whether every output checked during timing passed (how many timed calls get checked
+    depends on how long timing ran, so their count is not compared)."""
+    timing = {"timed", "re-check"}
+    return (v.status.value, v.rule, tuple((t.shape_label, t.passed) for t in v.trials if t.shape_label not in timing),
+            all(t.passed for t in v.trials if t.shape_label in timing))
 
 
 def _median(xs: list[float]) -> float | None:
@@ -178,6 +182,19 @@ def run_pipeline(task: Any, sources: list[str], cfg: Any, workers: int, cuts: bo
             "summary": summary}
 
 
+def _portable(r: dict[str, Any]) -> dict[str, Any]:
+    """A phase's result as plain JSON data: verdicts become comparison keys, statuses, messages."""
+    out = {k: v for k, v in r.items() if k not in ("verdicts", "summary")}
+    vs = r.get("verdicts", [])
+    out["keys"] = json.loads(json.dumps([verdict_key(v) for v in vs]))
+    out["statuses"] = [v.status.value for v in vs]
+    out["messages"] = [v.message for v in vs]
+    if "summary" in r:
+        out["summary"] = {k: v for k, v in r["summary"].items() if k != "cuts"}
+        out["cuts"] = r["summary"]["cuts"]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default=None, help="cuda (default when available) or cpu")
@@ -194,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared-cache", default=None,
                     help="one build cache for all phases (tests: repeat runs compile nothing)")
     ap.add_argument("--json", default=None, help="also write the results here")
+    ap.add_argument("--only-stock", action="store_true",
+                    help="run (a) only (with --json FILE: for --stock-from in a second call)")
+    ap.add_argument("--stock-from", default=None, help="skip (a): take it from an --only-stock JSON")
     a = ap.parse_args(argv)
     t_begin = time.monotonic()
 
@@ -219,11 +239,21 @@ def main(argv: list[str] | None = None) -> int:
 
     # (a) stock first: default arch list and no precompiled header, as load_inline does by itself
     # (torch's stock path deletes a precompiled header; (b) builds its own afterwards)
-    s = run_stock(task, sources[: a.serial], EvalConfig(build_dir=caches["stock"], **base),
-                  t_begin + a.stock_share * a.budget_s)
-    print(f"(a) stock: {s['n']} in {s['wall_s']} s -> {s['candidates_per_min']}/min, "
-          f"median compile {s['median_compile_s']} s" + (" (stopped early: time budget)" if s["n"] < a.serial else ""),
-          flush=True)
+    if a.stock_from:  # (a) measured by an earlier call (--only-stock --json FILE)
+        s = json.loads(Path(a.stock_from).read_text())["stock"]
+        print(f"(a) stock from {a.stock_from}: {s['n']} -> {s['candidates_per_min']}/min", flush=True)
+    else:
+        s = run_stock(task, sources[: a.serial], EvalConfig(build_dir=caches["stock"], **base),
+                      t_begin + a.stock_share * a.budget_s)
+        s = _portable(s)
+        print(f"(a) stock: {s['n']} in {s['wall_s']} s -> {s['candidates_per_min']}/min, median compile "
+              f"{s['median_compile_s']} s" + (" (stopped early: time budget)" if s["n"] < a.serial else ""),
+              flush=True)
+    if a.only_stock:
+        if a.json:
+            Path(a.json).write_text(json.dumps({"stock": s}, indent=1))
+        print("RESULT " + json.dumps({"stock": s}), flush=True)
+        return 0
     b = run_pipeline(task, sources[: a.pipeline], EvalConfig(build_dir=caches["cuts"], **base), workers,
                      cuts=not a.no_cuts)
     print(f"(b) pipeline: {b['n']} in {b['wall_s']} s -> {b['candidates_per_min']}/min, busy "
@@ -239,8 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     elif n_c > 0:
         print(f"(c) re-run skipped: about {est_c:.0f} s left to do it within --budget-s", flush=True)
 
+    b = _portable(b)
     both = min(s["n"], b["n"])
-    mismatches = [i for i in range(both) if verdict_key(s["verdicts"][i]) != verdict_key(b["verdicts"][i])]
+    mismatches = [i for i in range(both) if s["keys"][i] != b["keys"][i]]
     ratio = round(b["candidates_per_min"] / s["candidates_per_min"], 2) if s["candidates_per_min"] else None
     cut = (round(s["median_compile_s"] / b["median_compile_s"], 2)
            if s["median_compile_s"] and b["median_compile_s"] else None)
@@ -252,11 +283,10 @@ def main(argv: list[str] | None = None) -> int:
         "median_compile_stock_s": s["median_compile_s"], "median_compile_cuts_s": b["median_compile_s"],
         "compile_cut_factor": cut, "n_stock": s["n"], "n_pipeline": b["n"], "compared": both,
         "verdicts_identical": not mismatches, "mismatches": mismatches,
-        "mismatch_detail": [[i, list(verdict_key(s["verdicts"][i])[:2]), list(verdict_key(b["verdicts"][i])[:2]),
-                             s["verdicts"][i].message, b["verdicts"][i].message] for i in mismatches],
-        "statuses_pipeline": [v.status.value for v in b["verdicts"]],
-        "statuses_stock": [v.status.value for v in s["verdicts"]],
-        "cuts": b["summary"]["cuts"], "wall_total_s": round(time.monotonic() - t_begin, 1),
+        "mismatch_detail": [[i, s["keys"][i][:2], b["keys"][i][:2], s["messages"][i], b["messages"][i]]
+                            for i in mismatches],
+        "statuses_pipeline": b["statuses"], "statuses_stock": s["statuses"], "stock": s,
+        "cuts": b["cuts"], "wall_total_s": round(time.monotonic() - t_begin, 1),
     }
     print("\n| measure | stock (a) | pipeline (b) |\n|---|---|---|")
     print(f"| candidates judged | {s['n']} | {b['n']} |")
