@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 import warnings
+from pathlib import Path
 
 from sandbox.isolation.base import Limits, WorkerSpec
 
@@ -57,6 +58,10 @@ def probe() -> str:
 def _bwrap_prefix(spec: WorkerSpec | None) -> list[str]:
     a = ["bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
          "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    # the fresh /tmp hides anything the worker needs that lives there (a checkout or venv in /tmp,
+    # as in CI clones): bind those back read-only
+    for keep in _code_paths_under("/tmp"):
+        a += ["--ro-bind", keep, keep]
     if spec is not None:
         for h in spec.hide:
             if os.path.isdir(h):
@@ -66,6 +71,19 @@ def _bwrap_prefix(spec: WorkerSpec | None) -> list[str]:
                 a += ["--bind" if m.writable else "--ro-bind", m.source, m.target]
         a += ["--bind", spec.scratch, spec.scratch, "--chdir", spec.cwd]
     return a + ["--"]
+
+
+def _code_paths_under(top: str) -> list[str]:
+    """The repository, the interpreter's prefixes and PYTHONPATH entries that lie under ``top``."""
+    repo = Path(__file__).resolve().parents[2]
+    cands = [repo, Path(sys.prefix), Path(sys.base_prefix)]
+    cands += [Path(x) for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x]
+    out: list[str] = []
+    for c in cands:
+        c = c.resolve()
+        if c.is_dir() and c.is_relative_to(top) and str(c) != top and str(c) not in out:
+            out.append(str(c))
+    return sorted(out)
 
 
 def _unshare_prefix() -> list[str]:
