@@ -32,6 +32,11 @@ WATCHED_EVENTS = frozenset({
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
+
+_CODE_DIRS = sorted({os.path.realpath(p) for p in (
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # the checkout / site-packages dir
+    sys.prefix, sys.base_prefix)})
+
 class Monitor:
     def __init__(self, candidate_file: str, allowed_write: list[str], hidden: list[str],
                  guarded: list[str] | None = None, dynamic_allowed: list[str] | None = None) -> None:
@@ -135,6 +140,14 @@ class Monitor:
                 self._record("sandbox.filesystem", f"open {real}")
                 raise PermissionError(f"kernel-harness sandbox: {real} is off limits")
         if writing and not real.startswith("/dev/null"):
+            # the harness's own code and interpreter are never writable, even where they lie
+            # under an allowed dir (a checkout or venv in /tmp, as in CI clones)
+            code = [c for c in _CODE_DIRS if real == c or real.startswith(c + os.sep)]
+            more_specific = [a for a in [*self.allowed_write, *self.guarded]
+                             if any(a.startswith(c + os.sep) for c in code)]  # e.g. a cache in the repo
+            if code and not any(real == a or real.startswith(a + os.sep) for a in more_specific):
+                self._record("sandbox.filesystem", f"write into the harness's code {real}")
+                raise PermissionError(f"kernel-harness sandbox: writing {real} is not allowed")
             if any(real == g or real.startswith(g + os.sep) for g in self.guarded) and not any(
                 real == a or real.startswith(a + os.sep)
                 for a in [*self.allowed_write, *(os.path.realpath(x) for x in self.dynamic_allowed)]
