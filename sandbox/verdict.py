@@ -17,7 +17,7 @@ from typing import Any
 SCHEMA_VERSION = 1
 
 
-class Status(str, enum.Enum):
+class Status(str, enum.Enum):  # noqa: UP042 (str() stays the member name)
     COMPILE_ERROR = "compile_error"
     RUNTIME_ERROR = "runtime_error"
     TIMEOUT = "timeout"
@@ -26,7 +26,7 @@ class Status(str, enum.Enum):
     VALID = "valid"
 
 
-class Mode(str, enum.Enum):
+class Mode(str, enum.Enum):  # noqa: UP042
     FEEDBACK = "feedback"  # what a method sees during search: public inputs, short timing
     FINAL = "final"  # hidden seed, extra shapes, full protocol, baselines
 
