@@ -99,15 +99,19 @@ def warm_build_cache(candidate: str, cache_root: str | None = None) -> None:
 
 
 R = rules
+# A thread that finishes the work late is caught either way, depending on a race: by the thread
+# monitors / parent clock (rejected), or, when it has not written the output yet at the moment the
+# parent reads it, by the poisoned output (incorrect). Both stop the cheat; the rule names which.
+_LATE_THREAD = ((REJECTED, INCORRECT), (R.THREADS, R.WALL_CLOCK, R.NONFINITE, R.TIMED_OUTPUT, R.TOLERANCE))
 CPU_CHEATS: list[Case] = [
     Case("cheat_01_stale_memory", "relu", (INCORRECT,), (R.NONFINITE, R.TOLERANCE, R.TRIVIAL_OUTPUT), cheat="1"),
     Case("cheat_02a_torch_op", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
     Case("cheat_02b_subclass_model", "matmul", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
     Case("cheat_02c_grader_model", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
     Case("cheat_03_try_except_fallback", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="3"),
-    Case("cheat_05a_python_thread", "relu", (REJECTED,), (R.THREADS, R.WALL_CLOCK), cheat="5"),
-    Case("cheat_05b_native_thread", "relu", (REJECTED,), (R.THREADS, R.WALL_CLOCK), cheat="5"),
-    Case("cheat_05c_hidden_thread", "relu", (REJECTED,), (R.THREADS, R.WALL_CLOCK), cheat="5"),
+    Case("cheat_05a_python_thread", "relu", *_LATE_THREAD, cheat="5"),
+    Case("cheat_05b_native_thread", "relu", *_LATE_THREAD, cheat="5"),
+    Case("cheat_05c_hidden_thread", "relu", *_LATE_THREAD, cheat="5"),
     Case("cheat_05d_interop_pool", "relu", (REJECTED, INCORRECT),
          (R.THREADS, R.WALL_CLOCK, R.TIMED_OUTPUT, R.TOLERANCE, R.NONFINITE), cheat="5"),
     Case("cheat_06_lazy_output", "relu", (REJECTED, INCORRECT), (R.OUTPUT_TYPE,), cheat="6"),
