@@ -65,6 +65,11 @@ class Worker:
         """Start torch's thread pools (and CUDA) before anything is counted."""
         t = self.torch
         _keep_freed_blocks_in_heap()
+        # fp32 means fp32: cuDNN convolutions default to TF32 on Ampere and later, which puts the
+        # reference (and the eager and compile baselines) ~1e-3 off, so an exact fp32 kernel would
+        # fail atol=rtol=1e-4 and a TF32 downcast (cheat 15) would pass. Both roles, same settings.
+        t.backends.cuda.matmul.allow_tf32 = False
+        t.backends.cudnn.allow_tf32 = False
         if not self.cuda:
             t.set_num_threads(1)  # see session.scrubbed_env: stable, comparable CPU numbers
         a = t.randn(64, 64)

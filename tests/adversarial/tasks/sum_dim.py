@@ -7,9 +7,14 @@ B = 32
 R = 4096
 C = 512
 
+# atol 2e-3: each output sums R=4096 O(1) terms (|sum| ~ 64); its fp32 rounding error depends on the
+# reduction order (a sequential column walk on the H100 was 6e-4 off torch's pairwise sum, so the
+# default 1e-4 failed an honest kernel). Outputs stay far above atol: all-zeros still fails.
 META = {
     "category": "reduction",
     "dtype": "float32",
+    "atol": 2e-3,
+    "rtol": 1e-4,
     "flops": "B*R*C",
     "bytes": "4*(B*R*C + B*C)",
     "description": "x.sum(dim=1) for x of shape (B, R, C).",
