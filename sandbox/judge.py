@@ -11,12 +11,14 @@ import hashlib
 import io
 import os
 import secrets
+import threading
 import time
 from typing import Any
 
 import torch
 
 from sandbox import compare, rules, scan
+from sandbox.devicelock import device_lock
 from sandbox.evaluate import EvalConfig
 from sandbox.isolation import Limits, get_launcher
 from sandbox.session import ProtocolViolation, WorkerDied, WorkerSession
@@ -117,6 +119,8 @@ class Judge:
         self.cand: WorkerSession | None = None
         self.t0 = time.monotonic()
         self.deadline = self.t0 + config.timeout_s
+        self._lock: threading.Lock | None = None  # this device's lock, while held
+        self._held_since = 0.0
 
     # -- helpers -----------------------------------------------------------------------
     def overrides(self, profile: str) -> dict[str, Any]:
@@ -211,6 +215,21 @@ class Judge:
         extra = getattr(launcher, "environment", None)
         if callable(extra):
             self.v.environment.update(extra())
+        self._take_device()
+
+    def _take_device(self) -> None:
+        """Wait for the device (sandbox/devicelock.py): from here until close() no other
+        judgement in this process runs code on it. The wait is not the candidate's time: its
+        deadline moves by as much."""
+        t = time.monotonic()
+        self._lock = device_lock(self.cfg.device)
+        self._lock.acquire()
+        self._held_since = time.monotonic()
+        waited = self._held_since - t
+        self.deadline += waited
+        for w in (self.ref, self.cand):
+            w.deadline += waited
+        self.v.durations_s["queue"] = round(waited, 3)
 
     def setup(self, profile: str) -> None:
         common = {"task_source": self.task.source, "task_path": str(self.task.path),
@@ -352,9 +371,15 @@ class Judge:
             self.v.evidence["peaks"] = peaks
 
     def close(self) -> None:
-        for w in (self.cand, self.ref):
-            if w is not None:
-                w.close()
+        try:
+            for w in (self.cand, self.ref):
+                if w is not None:
+                    w.close()
+        finally:
+            if self._lock is not None:
+                self.v.durations_s["exclusive"] = round(time.monotonic() - self._held_since, 3)
+                self._lock.release()
+                self._lock = None
 
 
 def judge(task: Any, source: str, config: EvalConfig) -> Verdict:

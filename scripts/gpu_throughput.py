@@ -160,8 +160,39 @@ def run_stock(task: Any, sources: list[str], cfg: Any, deadline: float) -> dict[
             "median_compile_s": _median(compile_s), "compile_s": compile_s}
 
 
-def run_pipeline(task: Any, sources: list[str], cfg: Any, workers: int, cuts: bool) -> dict[str, Any]:
-    """(b)/(c): all candidates submitted at once to a LocalExecutor."""
+def run_cut_compare(task: Any, sources: list[str], cfg: Any) -> dict[str, Any]:
+    """The same sources as (a), built one at a time with the compile cuts on (nothing else
+    running), so the compile-time cut is measured without (b)'s contention: 15 builds at once
+    slow each other down, which says nothing about the cuts."""
+    from harness.executors.cuts import apply_compile_cuts
+    from sandbox.prebuild import prebuild
+
+    saved = {k: os.environ.get(k) for k in ("KH_BUILD_PCH", "TORCH_CUDA_ARCH_LIST")}
+    try:
+        cuts = apply_compile_cuts()
+        compile_s, outcomes = [], []
+        for src in sources:
+            r = prebuild(task, src, cfg)
+            outcomes.append(r.outcome)
+            if r.outcome == "built" and r.builds:
+                compile_s.append(r.compile_s)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return {"n": len(sources), "outcomes": outcomes, "compile_s": compile_s,
+            "median_compile_s": _median(compile_s),
+            "cuts": {"arch_list": cuts.arch_list, "pch": cuts.pch, "pch_build_s": round(cuts.pch_build_s, 2)}}
+
+
+def run_pipeline(task: Any, sources: list[str], cfg: Any, workers: int, cuts: bool,
+                 deadline: float | None = None) -> dict[str, Any]:
+    """(b)/(c): all candidates submitted at once to a LocalExecutor. With a ``deadline``, the
+    rate counts the verdicts in by then; the rest are cancelled (the call must end in time)."""
+    from concurrent.futures import wait
+
     from harness.executors.local import LocalExecutor
 
     t_start = time.monotonic()
@@ -170,13 +201,17 @@ def run_pipeline(task: Any, sources: list[str], cfg: Any, workers: int, cuts: bo
     try:
         t0 = time.monotonic()
         futs = [ex.submit(task, s, cfg) for s in sources]
-        verdicts = [f.result() for f in futs]
+        wait(futs, timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
         wall = time.monotonic() - t0
+        ok = [f.done() and not f.cancelled() and f.exception() is None for f in futs]
+        n_done = sum(ok)
+        prefix = ok.index(False) if False in ok else len(ok)
+        verdicts = [f.result() for f in futs[:prefix]]  # verdict i is source i's (for the comparison)
         summary = ex.summary()
     finally:
         ex.close()
-    return {"n": len(verdicts), "wall_s": round(wall, 2), "setup_s": round(setup_s, 2), "verdicts": verdicts,
-            "candidates_per_min": round(60 * len(verdicts) / wall, 3),
+    return {"n": n_done, "n_submitted": len(sources), "wall_s": round(wall, 2), "setup_s": round(setup_s, 2),
+            "verdicts": verdicts, "candidates_per_min": round(60 * n_done / wall, 3),
             "busy_fraction": round(ex.stats.busy_s / (wall * len(ex.devices)), 3),
             "median_compile_s": _median(ex.stats.build_compile_s), "compile_s": ex.stats.build_compile_s,
             "summary": summary}
@@ -214,6 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only-stock", action="store_true",
                     help="run (a) only (with --json FILE: for --stock-from in a second call)")
     ap.add_argument("--stock-from", default=None, help="skip (a): take it from an --only-stock JSON")
+    ap.add_argument("--pipeline-budget-s", type=float, default=None,
+                    help="(b) counts the verdicts in by this many seconds after the start (then stops)")
+    ap.add_argument("--cut-compare", type=int, default=3,
+                    help="after (a): build this many of its sources again, one at a time, with the cuts")
     a = ap.parse_args(argv)
     t_begin = time.monotonic()
 
@@ -249,13 +288,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(a) stock: {s['n']} in {s['wall_s']} s -> {s['candidates_per_min']}/min, median compile "
               f"{s['median_compile_s']} s" + (" (stopped early: time budget)" if s["n"] < a.serial else ""),
               flush=True)
+    if not a.stock_from and not a.no_cuts and a.cut_compare > 0 and s["n"]:
+        k = min(a.cut_compare, s["n"])
+        s["cut_compare"] = run_cut_compare(task, sources[:k], EvalConfig(build_dir=str(work / "cutcmp"), **base))
+        cc = s["cut_compare"]
+        stock_same = _median(s["compile_s"][:k])
+        cc["median_compile_stock_same_s"] = stock_same
+        cc["factor"] = round(stock_same / cc["median_compile_s"], 2) if stock_same and cc["median_compile_s"] else None
+        print(f"(a') the same {k} sources built one at a time with the cuts {cc['cuts']}: median compile "
+              f"{cc['median_compile_s']} s vs stock {stock_same} s (/{cc['factor']})", flush=True)
     if a.only_stock:
         if a.json:
             Path(a.json).write_text(json.dumps({"stock": s}, indent=1))
         print("RESULT " + json.dumps({"stock": s}), flush=True)
         return 0
     b = run_pipeline(task, sources[: a.pipeline], EvalConfig(build_dir=caches["cuts"], **base), workers,
-                     cuts=not a.no_cuts)
+                     cuts=not a.no_cuts,
+                     deadline=t_begin + a.pipeline_budget_s if a.pipeline_budget_s else None)
     print(f"(b) pipeline: {b['n']} in {b['wall_s']} s -> {b['candidates_per_min']}/min, busy "
           f"{b['busy_fraction']}, median compile {b['median_compile_s']} s, cuts {b['summary']['cuts']}",
           flush=True)
@@ -270,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(c) re-run skipped: about {est_c:.0f} s left to do it within --budget-s", flush=True)
 
     b = _portable(b)
-    both = min(s["n"], b["n"])
+    both = min(s["n"], len(b["keys"]))
     mismatches = [i for i in range(both) if s["keys"][i] != b["keys"][i]]
     ratio = round(b["candidates_per_min"] / s["candidates_per_min"], 2) if s["candidates_per_min"] else None
     cut = (round(s["median_compile_s"] / b["median_compile_s"], 2)
@@ -281,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         "ratio": ratio, "busy_fraction": b["busy_fraction"],
         "rerun_per_min": c and c["candidates_per_min"], "rerun_busy_fraction": c and c["busy_fraction"],
         "median_compile_stock_s": s["median_compile_s"], "median_compile_cuts_s": b["median_compile_s"],
-        "compile_cut_factor": cut, "n_stock": s["n"], "n_pipeline": b["n"], "compared": both,
+        "compile_cut_factor": cut, "cut_compare": s.get("cut_compare"), "n_stock": s["n"], "n_pipeline": b["n"], "compared": both,
         "verdicts_identical": not mismatches, "mismatches": mismatches,
         "mismatch_detail": [[i, s["keys"][i][:2], b["keys"][i][:2], s["messages"][i], b["messages"][i]]
                             for i in mismatches],
@@ -292,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| candidates judged | {s['n']} | {b['n']} |")
     print(f"| candidates / minute | {s['candidates_per_min']} | {b['candidates_per_min']} (x{ratio}) |")
     print(f"| median compile s | {s['median_compile_s']} | {b['median_compile_s']} (/{cut}) |")
+    if s.get("cut_compare"):
+        cc = s["cut_compare"]
+        print(f"| median compile s, same sources one at a time | {cc['median_compile_stock_same_s']} | "
+              f"{cc['median_compile_s']} with cuts (/{cc['factor']}) |")
     print(f"| timing worker busy fraction | - | {b['busy_fraction']} |")
     if c:
         print(f"| re-run over cached builds / min | - | {c['candidates_per_min']} (busy {c['busy_fraction']}) |")

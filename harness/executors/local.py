@@ -72,7 +72,8 @@ class LocalExecutor:
 
     def __init__(self, compile_workers: int | None = None, timing_devices: list[str] | None = None,
                  compile_cuts: bool = True, judge_fn: JudgeFn | None = None,
-                 build_fn: Callable[..., Any] | None = None, build_nice: int = 10) -> None:
+                 build_fn: Callable[..., Any] | None = None, build_nice: int = 10,
+                 judges_per_device: int = 2) -> None:
         from harness.runner.orchestrate import serialise_ast_parse
 
         serialise_ast_parse()  # candidates are parsed from several threads (static scan)
@@ -90,8 +91,12 @@ class LocalExecutor:
         self._pool = (ThreadPoolExecutor(self.compile_workers, thread_name_prefix="kh-build",
                                          initializer=_lower_priority, initargs=(build_nice,))
                       if self.compile_workers > 0 else None)
-        self._timers = [threading.Thread(target=self._timing_loop, args=(d,), name=f"kh-time-{d}", daemon=True)
-                        for d in self.devices]
+        # judges_per_device threads per device: a judgement holds its device exclusively from the
+        # moment its workers are up (sandbox/devicelock.py), so a second thread only overlaps the
+        # next judgement's worker start-up (Python, torch, CUDA context) with the current one
+        self.judges_per_device = max(1, judges_per_device)
+        self._timers = [threading.Thread(target=self._timing_loop, args=(d,), name=f"kh-time-{d}-{k}", daemon=True)
+                        for d in self.devices for k in range(self.judges_per_device)]
         for t in self._timers:
             t.start()
 
@@ -116,6 +121,7 @@ class LocalExecutor:
     def summary(self) -> dict[str, Any]:
         s = self.stats.summary(timing_slots=len(self.devices))
         s.update(executor=self.name, compile_workers=self.compile_workers, timing_devices=self.devices,
+                 judges_per_device=self.judges_per_device,
                  cuts=dataclasses.asdict(self.cuts))
         return s
 
@@ -189,8 +195,10 @@ class LocalExecutor:
             if cfg.device.startswith("cuda") and len(self.devices) > 1 and device.startswith("cuda"):
                 cfg = dataclasses.replace(cfg, device=device)
             t0 = time.monotonic()
+            held: float | None = None
             try:
                 v = judge(unit.task, unit.source, cfg)
+                held = v.durations_s.get("exclusive")
             except BaseException as e:  # noqa: BLE001 - CandidateError/TaskError go to the caller
                 unit.future.set_exception(e)
             else:
@@ -199,7 +207,7 @@ class LocalExecutor:
                                                        "prebuild_compile_s": round(unit.build.compile_s, 3)})
                 unit.future.set_result(v)
             finally:
-                with self.stats.lock:
-                    self.stats.busy_s += time.monotonic() - t0
+                with self.stats.lock:  # busy = the time the device was held (whole judgement if unknown)
+                    self.stats.busy_s += held if held is not None else time.monotonic() - t0
                     self.stats.judged += 1
                 self.stats.mark_done()

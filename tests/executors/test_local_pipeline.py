@@ -10,6 +10,7 @@ import pytest
 
 from harness.executors import make_executor
 from harness.executors.local import LocalExecutor
+from sandbox.devicelock import device_lock
 from sandbox.evaluate import CandidateError, EvalConfig
 from sandbox.prebuild import BuildResult
 from sandbox.verdict import Status, Verdict
@@ -27,13 +28,24 @@ def verdict(task, source, status=Status.VALID):
 class Recorder:
     """Stand-in builder and judge that record concurrency and order."""
 
-    def __init__(self, build_s=0.0, judge_s=0.0, build_delay=None):
+    def __init__(self, build_s=0.0, judge_s=0.0, build_delay=None, start_s=0.0):
         self.lock = threading.Lock()
         self.building = self.judging = 0
         self.max_building = self.max_judging = 0
+        self.starts: list[tuple[float, float]] = []  # each judgement's start-up, outside the lock
+        self.held: list[tuple[float, float]] = []  # each judgement's time holding the device
+        self.start_s = start_s
         self.judged: list[str] = []
         self.build_s, self.judge_s = build_s, judge_s
         self.build_delay = build_delay or {}
+
+    @property
+    def overlap(self) -> int:
+        """Start-ups that ran (for at least a third of their length) while another held the device."""
+        n = 0
+        for i, (a, b) in enumerate(self.starts):
+            n += any(j != i and min(b, d) - max(a, c) > (b - a) / 3 for j, (c, d) in enumerate(self.held))
+        return n
 
     def build(self, task, source, config):
         with self.lock:
@@ -48,13 +60,21 @@ class Recorder:
         return BuildResult("built", compile_s=self.build_s, builds=1)
 
     def judge(self, task, source, config):
-        with self.lock:
-            self.judging += 1
-            self.max_judging = max(self.max_judging, self.judging)
-        time.sleep(self.judge_s)
-        with self.lock:
-            self.judging -= 1
-            self.judged.append(source)
+        """Like sandbox/judge.py: start the workers, then hold the device lock until done."""
+        s0 = time.monotonic()
+        time.sleep(self.start_s)
+        s1 = time.monotonic()
+        with device_lock(config.device):
+            h0 = time.monotonic()
+            with self.lock:
+                self.judging += 1
+                self.max_judging = max(self.max_judging, self.judging)
+            time.sleep(self.judge_s)
+            with self.lock:
+                self.judging -= 1
+                self.judged.append(source)
+                self.starts.append((s0, s1))
+                self.held.append((h0, time.monotonic()))
         if source.startswith("unusable"):
             raise CandidateError(f"{source}: no ModelNew")
         return verdict(task, source)
@@ -168,3 +188,23 @@ def test_build_workers_run_at_lower_cpu_priority_than_judging():
                        build_fn=build) as ex:
         ex.judge(Task("op"), "c", EvalConfig())
     assert seen["build"] >= seen["judge"] + 10 or seen["build"] == 19
+
+
+def test_a_second_judging_thread_overlaps_start_up_but_never_holds_the_device_with_another():
+    rec = Recorder(build_s=0.0, judge_s=0.05, start_s=0.05)
+    with executor(rec, workers=2) as ex:
+        assert ex.judges_per_device == 2
+        out = [f.result(timeout=30) for f in [ex.submit(Task("op"), f"c{i}", EvalConfig(device="cuda:0"))
+                                               for i in range(8)]]
+    assert sorted(v.message for v in out) == sorted(f"c{i}" for i in range(8))
+    assert rec.max_judging == 1  # the device is held by one judgement at a time
+    assert rec.overlap >= 3  # while the next one's workers were starting
+
+
+def test_one_judging_thread_per_device_when_asked():
+    rec = Recorder(judge_s=0.02, start_s=0.02)
+    with LocalExecutor(compile_workers=1, timing_devices=["cuda:0"], compile_cuts=False, judge_fn=rec.judge,
+                       build_fn=rec.build, judges_per_device=1) as ex:
+        [f.result(timeout=30) for f in [ex.submit(Task("op"), f"c{i}", EvalConfig(device="cuda:0"))
+                                        for i in range(4)]]
+    assert rec.overlap == 0
