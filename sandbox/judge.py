@@ -119,6 +119,7 @@ class Judge:
         self.cand: WorkerSession | None = None
         self.t0 = time.monotonic()
         self.deadline = self.t0 + config.timeout_s
+        self.opcount_ready = False  # the parent built sandbox/opcount.py's extension (judge())
         self._lock: threading.Lock | None = None  # this device's lock, while held
         self._held_since = 0.0
 
@@ -177,6 +178,7 @@ class Judge:
 
     def check_monitor(self, phase: str) -> dict[str, Any]:
         rep, _ = self.cand.request("monitor")
+        self.check_op_counts(phase, rep)
         for ev in rep.get("events", []):
             raise Reject(Status.REJECTED, ev["rule"], f"{phase}: blocked {ev['what']} (during {ev['phase']})",
                          events=rep["events"])
@@ -187,6 +189,28 @@ class Judge:
             raise Reject(Status.REJECTED, rules.THREADS,
                          f"{phase}: the candidate started Python threads: {rep['py_threads'][:5]}")
         return rep
+
+    def check_op_counts(self, phase: str, rep: dict[str, Any]) -> None:
+        """The aten ops counted inside forward on every call since the last report
+        (sandbox/opcount.py): the custom-code rule on all calls, not only the profiled one."""
+        counts = rep.get("aten_ops")
+        if counts is None:
+            if self.opcount_ready:
+                self.v.evidence["opcount"] = rep.get("opcount_error") or "not loaded in the worker"
+            return
+        total = self.v.profile.setdefault("aten_counts", {})
+        for k, n in counts.items():
+            if k.startswith("aten::"):
+                total[k] = total.get(k, 0) + int(n)
+        if self.cfg.allow_torch_ops:
+            return
+        bad = sorted(k for k in counts if k.startswith("aten::") and k.split("::", 1)[1] not in ALLOWED_ATEN)
+        if bad:
+            raise Reject(Status.REJECTED, rules.TORCH_FALLBACK,
+                         f"torch computed part of the result: aten ops {', '.join(bad[:8])} ran inside forward "
+                         f"during the {phase} calls (counted on every call; only allocation/view/copy ops are "
+                         "allowed; use --allow-torch-ops for research runs)",
+                         aten_ops={k: counts[k] for k in bad})
 
     # -- phases ------------------------------------------------------------------------
     def start(self) -> None:
@@ -249,7 +273,7 @@ class Judge:
         with open(path, "w") as f:
             f.write(self.source)
         hidden = [*self.cfg.hidden_paths]
-        rep, rtt = self.cand.request("import", candidate_path=path, hidden=hidden)
+        rep, rtt = self.cand.request("import", candidate_path=path, hidden=hidden, opcount=self.opcount_ready)
         self.v.durations_s["compile"] = round(float(rep.get("compile_s", 0.0)), 3)
         self.v.durations_s["import"] = round(rtt / 1e9, 3)
         self.v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits")}
@@ -383,7 +407,13 @@ class Judge:
 
 
 def judge(task: Any, source: str, config: EvalConfig) -> Verdict:
+    from sandbox import opcount
+
+    why_not = opcount.ensure(cache_root(config))  # before the judgement's clock starts
     j = Judge(task, source, config)
+    j.opcount_ready = why_not is None
+    if why_not:
+        j.v.evidence["opcount"] = why_not
     try:
         try:
             j.run()

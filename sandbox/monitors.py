@@ -219,6 +219,11 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
         for k, v in vars(mod).items():
             if callable(v) and not k.startswith("__"):
                 d[f"{mod.__name__}.{k}"] = v
+    oc = sys.modules.get("sandbox.opcount")  # the aten-op counter's arm/take (custom-code rule)
+    if oc is not None:
+        for k, v in vars(oc.Counter).items():
+            if callable(v) and not k.startswith("__"):
+                d[f"sandbox.opcount.Counter.{k}"] = v
     for k, v in worker_globals.items():
         if not k.startswith("__") and (callable(v) or isinstance(v, (int, float, str))):
             d[f"worker.{k}"] = v

@@ -46,6 +46,8 @@ class Worker:
         self.last_unchanged: bool | None = None
         self.last_inputs: Any = None
         self.monitor: Any = None
+        self.opcount: Any = None  # sandbox/opcount.Counter in the candidate role, when the parent built it
+        self.opcount_error: str | None = None
         self.n_fetch = 0
         self.poison_bytes: list[int] = []
         self.flush_buf = None
@@ -114,6 +116,15 @@ class Worker:
         from sandbox import buildcache, monitors
 
         buildcache.install(self.cache_root)
+        if req.get("opcount"):  # built by the parent (sandbox/opcount.py): a cache hit here
+            saved = dict(buildcache.STATS)
+            try:
+                from sandbox.opcount import Counter
+
+                self.opcount = Counter()
+            except Exception as e:  # noqa: BLE001 - the judge falls back to the profiled call
+                self.opcount_error = f"{type(e).__name__}: {e}"[:300]
+            buildcache.STATS.update(saved)  # the candidate's build statistics stay its own
         cr = self.cache_root
         mon = monitors.Monitor(
             req["candidate_path"],
@@ -200,9 +211,13 @@ class Worker:
                         profiler.start()
                         self._marker.zero_()  # first kernel of the window: names the timing stream
                     start, end = self._Event(enable_timing=True), self._Event(enable_timing=True)
-                    start.record()
-                    out = model(*inputs)
-                    end.record()
+                    self._arm(True)
+                    try:
+                        start.record()
+                        out = model(*inputs)
+                        end.record()
+                    finally:
+                        self._arm(False)
                     self._sync()
                     elapsed_ns = int(start.elapsed_time(end) * 1e6)
                     self._mark = (_ptime_ns(), _ttime_ns())
@@ -211,9 +226,13 @@ class Worker:
                 else:
                     if profiler is not None:
                         profiler.start()
-                    t0 = _perf_ns()
-                    out = model(*inputs)
-                    elapsed_ns = _perf_ns() - t0
+                    self._arm(True)
+                    try:
+                        t0 = _perf_ns()
+                        out = model(*inputs)
+                        elapsed_ns = _perf_ns() - t0
+                    finally:
+                        self._arm(False)
                     self._mark = (_ptime_ns(), _ttime_ns())
                     if profiler is not None:
                         profiler.stop()
@@ -326,10 +345,16 @@ class Worker:
         name = self.torch.cuda.get_device_name(self.device) if self.cuda else "cpu"
         return {"ok": True, "device_name": name, "torch": self.torch.__version__}
 
+    def _arm(self, on: bool) -> None:
+        if self.opcount is not None and self._target == "candidate":
+            self.opcount.arm(on)
+
     def monitor_report(self, req: dict[str, Any]) -> dict[str, Any]:
         m = self.monitor
         return {
             "ok": True,
+            "aten_ops": self.opcount.take() if self.opcount is not None else None,
+            "opcount_error": self.opcount_error,
             "events": list(self._mon_events) if m else [],
             "changed": self._mon_changed(_globals()) if m else [],
             "py_threads": self._mon_threads() if m else [],

@@ -135,8 +135,8 @@ CPU_CHEATS: list[Case] = [
               "wrapper never runs and valid means the kernel did the work inside the timed window"),
     Case("cheat_12a_call_count", "relu", (INCORRECT,), (R.TIMED_OUTPUT,), cheat="12"),
     Case("cheat_12b_profiler_detect", "relu", (REJECTED,), (R.TORCH_FALLBACK, R.INTROSPECTION), cheat="12"),
-    Case("cheat_12d_profiler_detect_hidden", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="12",
-         open_finding="F5"),
+    # caught by the aten-op counter armed on every call (sandbox/opcount.py), not the profiled call
+    Case("cheat_12d_profiler_detect_hidden", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="12"),
     Case("cheat_12e_seed_phase", "relu", (INCORRECT,), (R.TIMED_OUTPUT,), cheat="12"),
     Case("cheat_12c_stack_inspect", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="12"),
     Case("cheat_13a_gc_expected", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),

@@ -1,0 +1,76 @@
+"""sandbox/compare.py's chunked tolerance check against the whole-tensor formula (the oracle),
+on outputs with NaN, inf, tiny and large values, for chunk sizes that split them unevenly."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from sandbox import compare, rules
+
+
+def oracle(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float):
+    o64, r64 = o.double().flatten(), r.double().flatten()
+    finite = torch.isfinite(r64)
+    nonfinite_bad = finite & ~torch.isfinite(o64)
+    ref_special_bad = ~finite & ~((torch.isnan(r64) & torch.isnan(o64)) | (r64 == o64))
+    diff = (o64 - r64).abs()
+    diff = torch.where(finite & torch.isfinite(o64), diff, torch.zeros_like(diff))
+    tol = atol + rtol * r64.abs()
+    bad = (diff > torch.where(finite, tol, torch.full_like(tol, float("inf")))) | nonfinite_bad | ref_special_bad
+    # relative error over the elements where both are finite (a NaN reference gives 0, not NaN)
+    rel = diff / torch.where(finite, r64.abs().clamp_min(1e-12), torch.ones_like(r64))
+    first = int(bad.nonzero()[0]) if bad.any() else -1
+    return float(diff.max()), float(rel.max()), int(bad.sum()), int(nonfinite_bad.sum()), first
+
+
+def make(seed: int, n: int):
+    g = torch.Generator().manual_seed(seed)
+    r = torch.randn(n, generator=g) * torch.logspace(-6, 3, n).roll(seed)
+    o = r + torch.randn(n, generator=g) * 1e-5
+    k = max(1, n // 50)
+    idx = torch.randperm(n, generator=g)
+    r[idx[:k]] = float("nan")
+    o[idx[:k // 2]] = float("nan")  # half of the reference NaNs matched
+    r[idx[k:2 * k]] = float("inf")
+    o[idx[k:k + k // 2]] = float("inf")
+    o[idx[2 * k:3 * k]] = float("-inf")  # non-finite where the reference is finite
+    o[idx[3 * k:4 * k]] += 1.0  # plainly outside tolerance
+    return o, r
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("chunk", [1, 7, 1000, 1 << 20])
+def test_chunked_statistics_equal_the_whole_tensor_formula(seed, chunk):
+    o, r = make(seed, 3001)
+    st = compare._float_stats(o, r, 1e-4, 1e-4, chunk=chunk)
+    abs_err, rel_err, n_bad, n_nonfinite, first = oracle(o, r, 1e-4, 1e-4)
+    assert (st.n_bad, st.n_nonfinite, st.first_bad) == (n_bad, n_nonfinite, first)
+    assert st.abs_err == pytest.approx(abs_err, rel=0, abs=0)
+    assert st.rel_err == pytest.approx(rel_err, rel=1e-12)
+
+
+def test_verdicts_name_the_rule_and_the_first_mismatch():
+    r = torch.linspace(1, 2, 10_000)
+    o = r.clone()
+    assert compare.compare([o], [r], 1e-4, 1e-4).passed
+    o[7777] += 0.01
+    c = compare.compare([o], [r], 1e-4, 1e-4)
+    assert not c.passed and c.rule == rules.TOLERANCE and "flat index 7777" in c.message
+    o[123] = float("nan")
+    c = compare.compare([o], [r], 1e-4, 1e-4)
+    assert c.rule == rules.NONFINITE and "1 NaN/inf" in c.message
+
+
+def test_complex_outputs_compare_both_parts():
+    r = torch.randn(100, dtype=torch.complex64)
+    o = r.clone()
+    o[5] = complex(float(r[5].real), float(r[5].imag) + 0.5)  # only the imaginary part is wrong
+    assert not compare.compare([o], [r], 1e-4, 1e-4).passed
+    assert compare.compare([r.clone()], [r], 1e-4, 1e-4).passed
+
+
+def test_integer_outputs_must_be_equal():
+    r = torch.arange(10)
+    assert compare.compare([r.clone()], [r], 0, 0).passed
+    assert not compare.compare([r + (r == 3)], [r], 0, 0).passed
