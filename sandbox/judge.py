@@ -119,7 +119,7 @@ class Judge:
         self.cand: WorkerSession | None = None
         self.t0 = time.monotonic()
         self.deadline = self.t0 + config.timeout_s
-        self.opcount_ready = False  # the parent built sandbox/opcount.py's extension (judge())
+        self.opcount_ready: str | None = None  # path of sandbox/opcount.py's built module (judge())
         self._lock: threading.Lock | None = None  # this device's lock, while held
         self._held_since = 0.0
 
@@ -409,9 +409,9 @@ class Judge:
 def judge(task: Any, source: str, config: EvalConfig) -> Verdict:
     from sandbox import opcount
 
-    why_not = opcount.ensure(cache_root(config))  # before the judgement's clock starts
+    path, why_not = opcount.ensure(cache_root(config))  # before the judgement's clock starts
     j = Judge(task, source, config)
-    j.opcount_ready = why_not is None
+    j.opcount_ready = path
     if why_not:
         j.v.evidence["opcount"] = why_not
     try:

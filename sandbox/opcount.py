@@ -75,39 +75,49 @@ def _build() -> Any:
     return load_inline(name=NAME, cpp_sources=_SOURCE, functions=_FUNCTIONS, verbose=False)
 
 
-_READY: dict[str, str | None] = {}  # cache root -> None (built) or why not, for this process
+_READY: dict[str, tuple[str | None, str | None]] = {}  # cache root -> (built .so, why not), this process
 _GUARD = threading.Lock()
 
 
-def ensure(cache_root: str) -> str | None:
+def ensure(cache_root: str) -> tuple[str | None, str | None]:
     """Build the extension into the cache at ``cache_root`` once per process, in a child
     process (the parent's own ``load_inline`` stays unpatched), before any judgement's clock
-    starts. None when it is ready; otherwise why not (the judge then relies on the profiled
-    call alone and says so in the verdict's evidence)."""
+    starts. Returns (path of the built module, None), or (None, why not): the judge then
+    relies on the profiled call alone and says so in the verdict's evidence."""
     if os.environ.get("KH_NO_OPCOUNT"):
-        return "disabled by KH_NO_OPCOUNT"
+        return None, "disabled by KH_NO_OPCOUNT"
     with _GUARD:
         if cache_root in _READY:
             return _READY[cache_root]
         code = ("import sys; from sandbox import buildcache; buildcache.install(sys.argv[1]); "
-                "from sandbox.opcount import _build; _build()")
+                "from sandbox.opcount import _build; print('KH_OPCOUNT_PATH=' + _build().__file__)")
         repo = str(Path(__file__).resolve().parent.parent)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))}
         try:
             r = subprocess.run([sys.executable, "-c", code, cache_root], capture_output=True, text=True,
                                timeout=1800, env=env)
-            why = None if r.returncode == 0 else (r.stderr.strip().splitlines() or ["failed"])[-1][:300]
+            path = next((ln.split("=", 1)[1] for ln in r.stdout.splitlines() if ln.startswith("KH_OPCOUNT_PATH=")),
+                        None)
+            res = (path, None) if r.returncode == 0 and path else \
+                (None, (r.stderr.strip().splitlines() or ["failed"])[-1][:300])
         except (OSError, subprocess.SubprocessError) as e:
-            why = f"{type(e).__name__}: {e}"[:300]
-        _READY[cache_root] = why
-        return why
+            res = (None, f"{type(e).__name__}: {e}"[:300])
+        _READY[cache_root] = res
+        return res
 
 
 class Counter:
     """The loaded extension, held by the worker (bound functions, not looked up again)."""
 
-    def __init__(self) -> None:
-        mod = _build()  # a cache hit: ensure() built it
+    def __init__(self, path: str) -> None:
+        import importlib.util
+
+        # load the module ensure() built, by path: never a compile inside a judgement
+        spec = importlib.util.spec_from_file_location(Path(path).name.split(".")[0], path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
         self._arm, self._take = mod.kh_arm, mod.kh_take
         if not mod.kh_install():
             raise RuntimeError("RecordFunction callback not installed")

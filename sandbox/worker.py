@@ -116,15 +116,13 @@ class Worker:
         from sandbox import buildcache, monitors
 
         buildcache.install(self.cache_root)
-        if req.get("opcount"):  # built by the parent (sandbox/opcount.py): a cache hit here
-            saved = dict(buildcache.STATS)
+        if req.get("opcount"):  # the module the parent built (sandbox/opcount.py), loaded by path
             try:
                 from sandbox.opcount import Counter
 
-                self.opcount = Counter()
+                self.opcount = Counter(req["opcount"])
             except Exception as e:  # noqa: BLE001 - the judge falls back to the profiled call
                 self.opcount_error = f"{type(e).__name__}: {e}"[:300]
-            buildcache.STATS.update(saved)  # the candidate's build statistics stay its own
         cr = self.cache_root
         mon = monitors.Monitor(
             req["candidate_path"],
