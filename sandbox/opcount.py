@@ -89,6 +89,10 @@ def ensure(cache_root: str) -> tuple[str | None, str | None]:
     with _GUARD:
         if cache_root in _READY:
             return _READY[cache_root]
+        hit = _cached_path(cache_root)
+        if hit:  # built before (by any process): no child needed
+            _READY[cache_root] = (hit, None)
+            return _READY[cache_root]
         code = ("import sys; from sandbox import buildcache; buildcache.install(sys.argv[1]); "
                 "from sandbox.opcount import _build; print('KH_OPCOUNT_PATH=' + _build().__file__)")
         repo = str(Path(__file__).resolve().parent.parent)
@@ -104,6 +108,21 @@ def ensure(cache_root: str) -> tuple[str | None, str | None]:
             res = (None, f"{type(e).__name__}: {e}"[:300])
         _READY[cache_root] = res
         return res
+
+
+def _cached_path(cache_root: str) -> str | None:
+    """The built module in the cache, if a finished build is there (sandbox/buildcache.py's
+    key for this source; with and without ``use_pch``, which KH_BUILD_PCH adds)."""
+    from sandbox.buildcache import _key
+
+    base = {"cpp": _SOURCE, "cuda": None, "functions": _FUNCTIONS}
+    for payload in (base, {**base, "use_pch": True}):
+        h = _key("inline", payload)
+        d = Path(cache_root) / h
+        so = d / f"kh_{h[:20]}.so"
+        if (d / ".ok").exists() and so.exists():
+            return str(so)
+    return None
 
 
 class Counter:
