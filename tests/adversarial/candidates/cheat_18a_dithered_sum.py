@@ -1,6 +1,6 @@
 """Cheat #18 (nondeterminism). A reduction whose every output carries unseeded random jitter of
-up to 0.95x the tolerance: each run passes against the reference, but two runs on the same
-input disagree by more than the tolerance.
+up to 0.95x the tolerance (the sum_dim fixture's atol=2e-3, rtol=1e-4): each run passes against
+the reference, but two runs on the same input disagree by more than the tolerance.
 Task: sum_dim. Expected: incorrect correctness.nondeterministic."""
 
 import torch
@@ -39,7 +39,7 @@ torch::Tensor sum_dim_dither(torch::Tensor x, int64_t dim) {
             double acc = 0.0;
             for (int64_t r = 0; r < red; ++r) acc += s[(a * red + r) * inner + i];
             const float v = static_cast<float>(acc);
-            o[a * inner + i] = v + u(gen) * (1e-4f + 1e-4f * std::fabs(v));
+            o[a * inner + i] = v + u(gen) * (2e-3f + 1e-4f * std::fabs(v));
         }
     return out;
 }

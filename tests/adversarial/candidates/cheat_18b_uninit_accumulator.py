@@ -38,7 +38,7 @@ torch::Tensor sum_dim_dither(torch::Tensor x, int64_t dim) {
             double acc = 0.0;
             for (int64_t r = 0; r < red; ++r) acc += s[(a * red + r) * inner + i];
             const float v = static_cast<float>(acc);
-            o[a * inner + i] = v + u(gen) * (1e-4f + 1e-4f * std::fabs(v));
+            o[a * inner + i] = v + u(gen) * (2e-3f + 1e-4f * std::fabs(v));
         }
     return out;
 }
