@@ -42,6 +42,19 @@ def _key(kind: str, payload: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def entry(root: str | os.PathLike[str], kind: str, payload: dict[str, Any]) -> tuple[Path, str]:
+    """Where a build lives in the cache at ``root``: its directory and module name."""
+    h = _key(kind, payload)
+    return Path(root) / h, f"kh_{h[:20]}"
+
+
+def built_module(root: str | os.PathLike[str], kind: str, payload: dict[str, Any]) -> Path | None:
+    """The finished build's module file, if the cache at ``root`` has one."""
+    d, name = entry(root, kind, payload)
+    so = d / f"{name}.so"
+    return so if (d / ".ok").exists() and so.exists() else None
+
+
 def _files_payload(sources: Any) -> list[tuple[str, str]]:
     out = []
     for s in [sources] if isinstance(sources, str) else list(sources):
@@ -78,9 +91,8 @@ def install(root: str | os.PathLike[str]) -> None:
         ce.remove_extension_h_precompiler_headers = remove_pch
 
     def cached(kind: str, payload: dict[str, Any], build: Any, is_python_module: bool) -> Any:
-        h = _key(kind, payload)
-        name = f"kh_{h[:20]}"
-        d = root_p / h
+        d, name = entry(root_p, kind, payload)
+        h = d.name
         ACTIVE[:] = [str(d), str(root_p / f"{h}.lock")]
         try:
             return _locked(h, name, d, build, is_python_module)

@@ -24,18 +24,6 @@ from sandbox.isolation import Limits, get_launcher
 from sandbox.session import ProtocolViolation, WorkerDied, WorkerSession
 from sandbox.verdict import Mode, Status, Trial, Verdict
 
-ALLOWED_ATEN = {
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
-    "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill_", "zero_",
-    "view", "_unsafe_view", "reshape", "as_strided", "contiguous", "clone", "copy_", "t", "transpose",
-    "permute", "expand", "expand_as", "squeeze", "unsqueeze", "select", "slice", "narrow", "split",
-    "split_with_sizes", "chunk", "unbind", "cat", "stack", "detach", "detach_", "alias", "resize_",
-    "_to_copy", "to", "lift_fresh", "item", "_local_scalar_dense", "flatten", "unflatten", "view_as",
-    "reshape_as", "is_nonzero", "numel", "size", "stride", "set_", "record_stream",
-    "_reshape_alias", "lift", "lift_fresh_copy", "resolve_conj", "resolve_neg", "conj", "result_type",
-    "_has_compatible_shallow_copy_type", "dim", "is_contiguous", "data_ptr", "movedim", "moveaxis",
-}
-
 
 class Reject(Exception):
     """Stops the cascade with a verdict."""
@@ -119,7 +107,7 @@ class Judge:
         self.cand: WorkerSession | None = None
         self.t0 = time.monotonic()
         self.deadline = self.t0 + config.timeout_s
-        self.opcount_ready: str | None = None  # path of sandbox/opcount.py's built module (judge())
+        self.opcount_path: str | None = None  # path of sandbox/opcount.py's built module (judge())
         self._lock: threading.Lock | None = None  # this device's lock, while held
         self._held_since = 0.0
 
@@ -178,7 +166,9 @@ class Judge:
 
     def check_monitor(self, phase: str) -> dict[str, Any]:
         rep, _ = self.cand.request("monitor")
-        self.check_op_counts(phase, rep)
+        from sandbox.customcode import check_op_counts
+
+        check_op_counts(self, phase, rep)
         for ev in rep.get("events", []):
             raise Reject(Status.REJECTED, ev["rule"], f"{phase}: blocked {ev['what']} (during {ev['phase']})",
                          events=rep["events"])
@@ -189,28 +179,6 @@ class Judge:
             raise Reject(Status.REJECTED, rules.THREADS,
                          f"{phase}: the candidate started Python threads: {rep['py_threads'][:5]}")
         return rep
-
-    def check_op_counts(self, phase: str, rep: dict[str, Any]) -> None:
-        """The aten ops counted inside forward on every call since the last report
-        (sandbox/opcount.py): the custom-code rule on all calls, not only the profiled one."""
-        counts = rep.get("aten_ops")
-        if counts is None:
-            if self.opcount_ready:
-                self.v.evidence["opcount"] = rep.get("opcount_error") or "not loaded in the worker"
-            return
-        total = self.v.profile.setdefault("aten_counts", {})
-        for k, n in counts.items():
-            if k.startswith("aten::"):
-                total[k] = total.get(k, 0) + int(n)
-        if self.cfg.allow_torch_ops:
-            return
-        bad = sorted(k for k in counts if k.startswith("aten::") and k.split("::", 1)[1] not in ALLOWED_ATEN)
-        if bad:
-            raise Reject(Status.REJECTED, rules.TORCH_FALLBACK,
-                         f"torch computed part of the result: aten ops {', '.join(bad[:8])} ran inside forward "
-                         f"during the {phase} calls (counted on every call; only allocation/view/copy ops are "
-                         "allowed; use --allow-torch-ops for research runs)",
-                         aten_ops={k: counts[k] for k in bad})
 
     # -- phases ------------------------------------------------------------------------
     def start(self) -> None:
@@ -273,7 +241,7 @@ class Judge:
         with open(path, "w") as f:
             f.write(self.source)
         hidden = [*self.cfg.hidden_paths]
-        rep, rtt = self.cand.request("import", candidate_path=path, hidden=hidden, opcount=self.opcount_ready)
+        rep, rtt = self.cand.request("import", candidate_path=path, hidden=hidden, opcount=self.opcount_path)
         self.v.durations_s["compile"] = round(float(rep.get("compile_s", 0.0)), 3)
         self.v.durations_s["import"] = round(rtt / 1e9, 3)
         self.v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits")}
@@ -308,34 +276,9 @@ class Judge:
                              f"seed {seed0} run twice gave different outputs: {c.message}")
 
     def custom_code(self, seed: int) -> None:
-        rep, _ = self.cand_call(seed, op="profile")
-        ops = {k: v for k, v in rep.get("ops", {}).items() if k.startswith("aten::")}
-        kernels = rep.get("kernels", {})
-        self.v.profile = {"aten_ops": ops, "kernels": kernels}
-        self.check_against(seed, "profiled", len(self.v.trials))
-        if self.cfg.allow_torch_ops:
-            return
-        bad = sorted(k for k in ops if k.split("::", 1)[1] not in ALLOWED_ATEN)
-        if bad:
-            raise Reject(Status.REJECTED, rules.TORCH_FALLBACK,
-                         f"torch computed part of the result: aten ops {', '.join(bad[:8])} ran inside forward "
-                         "(only allocation/view/copy ops are allowed; use --allow-torch-ops for research runs)",
-                         aten_ops=ops)
-        if self.cfg.device.startswith("cuda"):
-            launches = rep.get("launches", {})
-            self.v.profile["launches"] = launches
-            if not launches.get("custom"):
-                raise Reject(Status.REJECTED, rules.NO_CUSTOM_KERNEL,
-                             "no kernel of the candidate's own ran on the GPU (every launch came from a torch op)",
-                             kernels=list(kernels)[:20])
-            streams = {s for d in kernels.values() for s in d.get("streams", [])}
-            ts = rep.get("timing_stream")
-            other = sorted(map(str, streams - {ts})) if ts is not None else []
-            if other or len(streams) > 1:
-                raise Reject(Status.REJECTED, rules.SIDE_STREAM,
-                             f"kernels ran on stream(s) {', '.join(other) or sorted(map(str, streams))} besides "
-                             f"the timing stream {ts}; the timing events cover the current stream only",
-                             streams=sorted(map(str, streams)), timing_stream=str(ts))
+        from sandbox.customcode import check_profiled_call
+
+        check_profiled_call(self, seed)
 
     def run(self) -> Verdict:
         cfg = self.cfg
@@ -411,7 +354,7 @@ def judge(task: Any, source: str, config: EvalConfig) -> Verdict:
 
     path, why_not = opcount.ensure(cache_root(config))  # before the judgement's clock starts
     j = Judge(task, source, config)
-    j.opcount_ready = path
+    j.opcount_path = path
     if why_not:
         j.v.evidence["opcount"] = why_not
     try:

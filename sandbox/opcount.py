@@ -67,6 +67,7 @@ std::map<std::string, int64_t> kh_take() {
 
 _FUNCTIONS = ["kh_install", "kh_arm", "kh_take"]
 NAME = "kh_opcount_v1"
+_PAYLOAD = {"cpp": _SOURCE, "cuda": None, "functions": _FUNCTIONS}  # what buildcache keys _build() by
 
 
 def _build() -> Any:
@@ -89,14 +90,17 @@ def ensure(cache_root: str) -> tuple[str | None, str | None]:
     with _GUARD:
         if cache_root in _READY:
             return _READY[cache_root]
-        hit = _cached_path(cache_root)
+        from sandbox.buildcache import built_module
+
+        hit = built_module(cache_root, "inline", _PAYLOAD)
         if hit:  # built before (by any process): no child needed
-            _READY[cache_root] = (hit, None)
+            _READY[cache_root] = (str(hit), None)
             return _READY[cache_root]
         code = ("import sys; from sandbox import buildcache; buildcache.install(sys.argv[1]); "
                 "from sandbox.opcount import _build; print('KH_OPCOUNT_PATH=' + _build().__file__)")
         repo = str(Path(__file__).resolve().parent.parent)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))}
+        env = {k: v for k, v in os.environ.items() if k != "KH_BUILD_PCH"}  # keeps the payload _PAYLOAD
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))
         try:
             r = subprocess.run([sys.executable, "-c", code, cache_root], capture_output=True, text=True,
                                timeout=1800, env=env)
@@ -108,21 +112,6 @@ def ensure(cache_root: str) -> tuple[str | None, str | None]:
             res = (None, f"{type(e).__name__}: {e}"[:300])
         _READY[cache_root] = res
         return res
-
-
-def _cached_path(cache_root: str) -> str | None:
-    """The built module in the cache, if a finished build is there (sandbox/buildcache.py's
-    key for this source; with and without ``use_pch``, which KH_BUILD_PCH adds)."""
-    from sandbox.buildcache import _key
-
-    base = {"cpp": _SOURCE, "cuda": None, "functions": _FUNCTIONS}
-    for payload in (base, {**base, "use_pch": True}):
-        h = _key("inline", payload)
-        d = Path(cache_root) / h
-        so = d / f"kh_{h[:20]}.so"
-        if (d / ".ok").exists() and so.exists():
-            return str(so)
-    return None
 
 
 class Counter:

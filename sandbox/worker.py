@@ -18,6 +18,8 @@ import time
 import traceback
 from typing import Any
 
+from sandbox import profsummary
+
 _perf_ns = time.perf_counter_ns  # aliases captured before any candidate code is imported
 _ptime_ns, _ttime_ns = time.process_time_ns, time.thread_time_ns
 _listdir = os.listdir
@@ -303,29 +305,7 @@ class Worker:
         rep = self.call(req, profiler=prof)
         if not rep.get("ok"):
             return rep
-        ops: dict[str, int] = {}
-        kernels: dict[str, dict[str, Any]] = {}
-        launches = {"custom": 0, "aten": 0}
-        timing_stream, first_start = None, None
-        for ev in prof.events():
-            dev = str(getattr(ev, "device_type", "")).rsplit(".", 1)[-1]
-            if dev != "CPU":
-                st = getattr(getattr(ev, "time_range", None), "start", None)
-                if st is not None and (first_start is None or st < first_start):
-                    first_start, timing_stream = st, getattr(ev, "device_resource_id", None)
-        for ev in prof.events():
-            dev = str(getattr(ev, "device_type", "")).rsplit(".", 1)[-1]
-            if dev == "CPU":
-                ops[ev.name] = ops.get(ev.name, 0) + 1
-                if "LaunchKernel" in ev.name or "LaunchCooperativeKernel" in ev.name:
-                    launches["aten" if _aten_ancestor(ev) else "custom"] += 1
-            else:
-                k = kernels.setdefault(ev.name[:200], {"count": 0, "streams": []})
-                k["count"] += 1
-                sid = getattr(ev, "device_resource_id", None)
-                if sid is not None and sid not in k["streams"]:
-                    k["streams"].append(sid)
-        rep.update({"ops": ops, "kernels": kernels, "launches": launches, "timing_stream": timing_stream})
+        rep.update(profsummary.summarize(prof.events()))
         return rep
 
     def peaks(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -372,16 +352,6 @@ def _keep_freed_blocks_in_heap() -> None:
         libc.mallopt(-1, 2**30)  # M_TRIM_THRESHOLD
     except (OSError, AttributeError):
         pass
-
-
-def _aten_ancestor(ev: Any) -> str | None:
-    """The aten op under which a CPU-side launch event ran (None: launched by custom code)."""
-    p = getattr(ev, "cpu_parent", None)
-    while p is not None:
-        if p.name.startswith("aten::"):
-            return p.name
-        p = getattr(p, "cpu_parent", None)
-    return None
 
 
 def _is_compile_exc(e: BaseException) -> bool:

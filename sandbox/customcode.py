@@ -1,0 +1,90 @@
+"""The custom-code rule (#2, #3): the candidate computes with code it brings; torch may only
+allocate, view and copy. Two sources of evidence, both read by the judge:
+
+* the profiled call (``custom_code``): the aten ops, kernel launches and streams of one call
+  under ``torch.profiler``; on CUDA at least one launch must be the candidate's own and every
+  kernel must run on the timing stream;
+* the aten-op counter (sandbox/opcount.py), armed inside ``forward`` on every call and read
+  with each monitor report, so a candidate that behaves only while profiled is still caught.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sandbox import rules
+from sandbox.judge import Reject
+from sandbox.verdict import Status
+
+if TYPE_CHECKING:
+    from sandbox.judge import Judge
+
+ALLOWED_ATEN = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
+    "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill_", "zero_",
+    "view", "_unsafe_view", "reshape", "as_strided", "contiguous", "clone", "copy_", "t", "transpose",
+    "permute", "expand", "expand_as", "squeeze", "unsqueeze", "select", "slice", "narrow", "split",
+    "split_with_sizes", "chunk", "unbind", "cat", "stack", "detach", "detach_", "alias", "resize_",
+    "_to_copy", "to", "lift_fresh", "item", "_local_scalar_dense", "flatten", "unflatten", "view_as",
+    "reshape_as", "is_nonzero", "numel", "size", "stride", "set_", "record_stream",
+    "_reshape_alias", "lift", "lift_fresh_copy", "resolve_conj", "resolve_neg", "conj", "result_type",
+    "_has_compatible_shallow_copy_type", "dim", "is_contiguous", "data_ptr", "movedim", "moveaxis",
+}
+
+
+def disallowed(ops: Any) -> list[str]:
+    """The ``aten::`` ops in ``ops`` outside the allocation/view/copy allowlist, sorted."""
+    return sorted(k for k in ops if k.startswith("aten::") and k.split("::", 1)[1] not in ALLOWED_ATEN)
+
+
+def check_profiled_call(j: Judge, seed: int) -> None:
+    rep, _ = j.cand_call(seed, op="profile")
+    ops = {k: v for k, v in rep.get("ops", {}).items() if k.startswith("aten::")}
+    kernels = rep.get("kernels", {})
+    j.v.profile = {"aten_ops": ops, "kernels": kernels}
+    j.check_against(seed, "profiled", len(j.v.trials))
+    if j.cfg.allow_torch_ops:
+        return
+    bad = disallowed(ops)
+    if bad:
+        raise Reject(Status.REJECTED, rules.TORCH_FALLBACK,
+                     f"torch computed part of the result: aten ops {', '.join(bad[:8])} ran inside forward "
+                     "(only allocation/view/copy ops are allowed; use --allow-torch-ops for research runs)",
+                     aten_ops=ops)
+    if j.cfg.device.startswith("cuda"):
+        launches = rep.get("launches", {})
+        j.v.profile["launches"] = launches
+        if not launches.get("custom"):
+            raise Reject(Status.REJECTED, rules.NO_CUSTOM_KERNEL,
+                         "no kernel of the candidate's own ran on the GPU (every launch came from a torch op)",
+                         kernels=list(kernels)[:20])
+        streams = {s for d in kernels.values() for s in d.get("streams", [])}
+        ts = rep.get("timing_stream")
+        other = sorted(map(str, streams - {ts})) if ts is not None else []
+        if other or len(streams) > 1:
+            raise Reject(Status.REJECTED, rules.SIDE_STREAM,
+                         f"kernels ran on stream(s) {', '.join(other) or sorted(map(str, streams))} besides "
+                         f"the timing stream {ts}; the timing events cover the current stream only",
+                         streams=sorted(map(str, streams)), timing_stream=str(ts))
+
+
+def check_op_counts(j: Judge, phase: str, rep: dict[str, Any]) -> None:
+    """The aten ops counted inside forward on every call since the last monitor report."""
+    counts = rep.get("aten_ops")
+    if counts is None:
+        if j.opcount_path:
+            j.v.evidence["opcount"] = rep.get("opcount_error") or "not loaded in the worker"
+        return
+    total = j.v.profile.setdefault("aten_counts", {})
+    for k, n in counts.items():
+        if k.startswith("aten::"):
+            total[k] = total.get(k, 0) + int(n)
+    if j.cfg.allow_torch_ops:
+        return
+    bad = disallowed(counts)
+    if bad:
+        raise Reject(Status.REJECTED, rules.TORCH_FALLBACK,
+                     f"torch computed part of the result: aten ops {', '.join(bad[:8])} ran inside forward "
+                     f"during the {phase} calls (counted on every call; only allocation/view/copy ops are "
+                     "allowed; use --allow-torch-ops for research runs)",
+                     aten_ops={k: counts[k] for k in bad})
