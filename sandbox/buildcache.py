@@ -13,12 +13,14 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-STATS: dict[str, Any] = {"compile_s": 0.0, "builds": 0, "hits": 0, "in_build": False}
+STATS: dict[str, Any] = {"compile_s": 0.0, "builds": 0, "hits": 0, "in_build": False, "lite": 0,
+                         "lite_fallbacks": 0}
 ACTIVE: list[str] = []  # paths of the build in progress: the only cache paths Python may write
 
 
@@ -53,6 +55,32 @@ def built_module(root: str | os.PathLike[str], kind: str, payload: dict[str, Any
     d, name = entry(root, kind, payload)
     so = d / f"{name}.so"
     return so if (d / ".ok").exists() and so.exists() else None
+
+
+# KH_BUILD_LITE=1 (a compile cut, harness/executors/cuts.py): drop ``#include <torch/extension.h>``
+# from CUDA sources. load_inline already puts <torch/types.h> (ATen, torch:: factories, TORCH_CHECK)
+# at the top of every CUDA source; extension.h adds torch/all.h (nn, optim, autograd API, data,
+# serialize) and pybind11, which device code rarely needs, and nvcc parses it three times (cudafe++,
+# cicc, host gcc). A source that does not build without it is built again unchanged, and that
+# outcome is remembered in the cache (``.failed``), so the cut never turns a good build into a bad one.
+_EXT_H = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][^\n]*$', re.M)
+_NEEDS_EXT_H = ("PYBIND11_", "py::", "pybind11", "torch::nn", "torch::optim", "torch::jit", "torch::data")
+_LITE_NOTE = "// kernel-harness compile cut: torch/extension.h not included here (load_inline includes torch/types.h)"
+
+
+def lite_cuda_sources(cuda_sources: Any) -> Any:
+    """The CUDA sources without ``#include <torch/extension.h>``; None when there is nothing to
+    cut or the source visibly needs what only extension.h declares."""
+    if not cuda_sources:
+        return None
+    srcs = [cuda_sources] if isinstance(cuda_sources, str) else list(cuda_sources)
+    if not all(isinstance(x, str) for x in srcs):
+        return None
+    joined = "\n".join(srcs)
+    if not _EXT_H.search(joined) or any(k in joined for k in _NEEDS_EXT_H):
+        return None
+    out = [_EXT_H.sub(_LITE_NOTE, x) for x in srcs]
+    return out[0] if isinstance(cuda_sources, str) else out
 
 
 def _files_payload(sources: Any) -> list[tuple[str, str]]:
@@ -90,19 +118,26 @@ def install(root: str | os.PathLike[str]) -> None:
 
         ce.remove_extension_h_precompiler_headers = remove_pch
 
-    def cached(kind: str, payload: dict[str, Any], build: Any, is_python_module: bool) -> Any:
+    lite = os.environ.get("KH_BUILD_LITE") == "1"
+
+    class _CutFailed(Exception):
+        pass
+
+    def cached(kind: str, payload: dict[str, Any], build: Any, is_python_module: bool, cut: bool = False) -> Any:
         d, name = entry(root_p, kind, payload)
         h = d.name
         ACTIVE[:] = [str(d), str(root_p / f"{h}.lock")]
         try:
-            return _locked(h, name, d, build, is_python_module)
+            return _locked(h, name, d, build, is_python_module, cut)
         finally:
             ACTIVE.clear()
 
-    def _locked(h: str, name: str, d: Path, build: Any, is_python_module: bool) -> Any:
+    def _locked(h: str, name: str, d: Path, build: Any, is_python_module: bool, cut: bool) -> Any:
         d.mkdir(parents=True, exist_ok=True)
         with open(root_p / f"{h}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
+            if cut and (d / ".failed").exists():
+                raise _CutFailed
             if (d / ".ok").exists() and is_python_module:
                 try:
                     mod = ce._import_module_from_library(name, str(d), True)
@@ -114,6 +149,11 @@ def install(root: str | os.PathLike[str]) -> None:
             STATS["in_build"] = True
             try:
                 mod = build(name, str(d))
+            except Exception as e:
+                if not cut:
+                    raise
+                (d / ".failed").write_text(f"{type(e).__name__}\n")
+                raise _CutFailed from e
             finally:
                 STATS["in_build"] = False
                 STATS["compile_s"] += time.perf_counter() - t0
@@ -134,6 +174,16 @@ def install(root: str | os.PathLike[str]) -> None:
         payload = {"cpp": cpp_sources, "cuda": cuda_sources,
                    **{k: v for k, v in params.items() if k != "verbose"}}
         is_py = params.get("is_python_module", True)
+        cut_cuda = lite_cuda_sources(cuda_sources) if lite else None
+        if cut_cuda is not None:  # KH_BUILD_LITE: try without torch/extension.h first
+            try:
+                mod = cached("inline", {**payload, "cuda": cut_cuda, "cut": "no-extension-h"},
+                             lambda n, d: orig_inline(n, cpp_sources, cut_cuda, build_directory=d, **params),
+                             is_py, cut=True)
+                STATS["lite"] += 1
+                return mod
+            except _CutFailed:
+                STATS["lite_fallbacks"] += 1
         return cached(
             "inline", payload,
             lambda n, d: orig_inline(n, cpp_sources, cuda_sources, build_directory=d, **params),

@@ -1,6 +1,7 @@
-"""Parent-side output checks: type/shape/dtype/device, tolerance, trivial outputs.
+"""Output checks: type/shape/dtype/device, tolerance, trivial outputs.
 
-Pure functions over tensors already loaded in the parent (``torch.load(weights_only=True)``).
+Pure functions over loaded tensors on any device. The trusted reference worker runs them
+(sandbox/refcheck.py), next to its own outputs: on a GPU the comparison runs there.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def _is_constant(t: torch.Tensor) -> bool:
 
 
 CHUNK = 1 << 20  # elements per step of the float comparison (8 MB float64 buffers)
+CHUNK_CUDA = 1 << 23  # on a GPU: 64 MB buffers, fewer host syncs
 
 
 @dataclass
@@ -65,12 +67,14 @@ def _float_stats(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float, chu
     oracle), but with a few reused float64 buffers instead of ten full-size temporaries: a 128 MB
     output took ~5 s on two cores that way, nearly all of it allocation and page faults."""
     of, rf = o.reshape(-1), r.reshape(-1)
+    if rf.device != of.device:
+        rf = rf.to(of.device)
     n = of.numel()
     st = _FloatStats()
     if n == 0:
         return st
     k0 = min(chunk, n)
-    bo, br, bd, bt = (torch.empty(k0, dtype=torch.float64) for _ in range(4))
+    bo, br, bd, bt = (torch.empty(k0, dtype=torch.float64, device=of.device) for _ in range(4))
     for s0 in range(0, n, chunk):
         k = min(chunk, n - s0)
         oc, rc, d, t = bo[:k], br[:k], bd[:k], bt[:k]
@@ -100,6 +104,8 @@ def compare(outs: list[torch.Tensor], ref: list[torch.Tensor], atol: float, rtol
     """Pass iff every |out-ref| <= atol + rtol*|ref| and no NaN/inf where ref is finite."""
     worst_abs = worst_rel = worst_frac = 0.0
     for i, (o, r) in enumerate(zip(outs, ref, strict=True)):
+        if r.device != o.device:
+            r = r.to(o.device)
         if not (o.dtype.is_floating_point or o.dtype.is_complex):
             bad = o != r
             frac = float(bad.float().mean()) if bad.numel() else 0.0
@@ -108,7 +114,7 @@ def compare(outs: list[torch.Tensor], ref: list[torch.Tensor], atol: float, rtol
             continue
         if o.dtype.is_complex:  # compare real and imaginary parts as real tensors
             o, r = torch.view_as_real(o.resolve_conj()), torch.view_as_real(r.resolve_conj())
-        st = _float_stats(o, r, atol, rtol)
+        st = _float_stats(o, r, atol, rtol, CHUNK_CUDA if o.is_cuda else CHUNK)
         abs_err, rel_err = st.abs_err, st.rel_err
         frac = st.n_bad / max(o.numel(), 1)
         worst_abs, worst_rel, worst_frac = max(worst_abs, abs_err), max(worst_rel, rel_err), max(worst_frac, frac)

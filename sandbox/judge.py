@@ -8,16 +8,16 @@ workers -> import candidate (compile) -> correctness trials -> determinism -> pr
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import secrets
+import shutil
 import threading
 import time
 from typing import Any
 
 import torch
 
-from sandbox import compare, rules, scan
+from sandbox import rules, scan
 from sandbox.devicelock import device_lock
 from sandbox.evaluate import EvalConfig
 from sandbox.isolation import Limits, get_launcher
@@ -74,17 +74,16 @@ def _is_oom(text: str) -> bool:
                                    "CUDA out of memory", "OutOfMemoryError", "Cannot allocate memory"))
 
 
-def load_output(path: str) -> Any:
-    """Load a worker's output file; raise Reject(output_type) for anything but plain tensors."""
-    with open(path, "rb") as f:
-        data = f.read()
-    os.unlink(path)
+def _hand_over(src: str, dst_dir: str, n: int) -> str:
+    """Move a candidate's output file into the reference worker's scratch (same filesystem:
+    a rename; otherwise a copy)."""
+    dst = os.path.join(dst_dir, f"cand-out{n}.pt")
     try:
-        return torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
-    except Exception as e:  # noqa: BLE001
-        raise Reject(Status.REJECTED, rules.OUTPUT_TYPE,
-                     f"the output is not a list of plain tensors (tensor subclass or other object): "
-                     f"{str(e).splitlines()[0][:300]}") from None
+        os.replace(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+        os.unlink(src)
+    return dst
 
 
 class Judge:
@@ -107,6 +106,8 @@ class Judge:
         self.cand: WorkerSession | None = None
         self.t0 = time.monotonic()
         self.deadline = self.t0 + config.timeout_s
+        self.ref_bytes: list[int] = []  # sizes of the reference's last outputs (poison, output size bound)
+        self.n_checks = 0
         self.opcount_path: str | None = None  # path of sandbox/opcount.py's built module (judge())
         self._lock: threading.Lock | None = None  # this device's lock, while held
         self._held_since = 0.0
@@ -115,14 +116,14 @@ class Judge:
     def overrides(self, profile: str) -> dict[str, Any]:
         return dict(self.task.shapes.get(profile, {})) if profile != "default" else {}
 
-    def ref_output(self, seed: int, target: str = "eager") -> tuple[list[torch.Tensor], list[str]]:
-        rep, _ = self.ref.request("call", seed=seed, target=target)
+    def ref_call(self, seed: int) -> None:
+        """The reference's output for ``seed``, left in the reference worker for ``check``."""
+        rep, _ = self.ref.request("call", seed=seed, target="eager")
         if not rep.get("ok"):
             from harness.suite.task import TaskError
 
             raise TaskError(f"{self.task.path}: the reference failed on seed {seed}: {rep.get('error')}")
-        f, _ = self.ref.request("fetch")
-        return load_output(f["path"]), f["devices"]
+        self.ref_bytes = [int(b) for b in rep.get("out_bytes", [])]
 
     def cand_call(self, seed: int, op: str = "call") -> tuple[dict[str, Any], int]:
         rep, rtt = self.cand.request(op, seed=seed, target="candidate")
@@ -135,34 +136,51 @@ class Judge:
                          log=rep.get("error", ""))
         return rep, rtt
 
-    def cand_output(self) -> tuple[Any, list[str], bool]:
+    def check_output(self, what: str, against: str = "last", keep: str | None = None) -> dict[str, Any]:
+        """Fetch the candidate's last output and have the reference worker compare it
+        (sandbox/refcheck.py). Returns the check's reply; raises Reject for an output that is
+        not plain tensors of the reference's types, or inputs the candidate modified."""
         f, _ = self.cand.request("fetch")
         if not f.get("ok"):
             raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f.get("error", "output cannot be fetched"))
-        return load_output(f["path"]), f.get("devices", []), bool(f.get("inputs_unchanged"))
+        limit = 2 * sum(self.ref_bytes) + 2**20  # plain tensors of the reference's sizes, plus pickle framing
+        if int(f.get("nbytes", 0)) > limit:
+            os.unlink(f["path"])
+            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE,
+                         f"{what}: the output is {int(f['nbytes'])} bytes; the reference's outputs are "
+                         f"{sum(self.ref_bytes)} bytes in all")
+        self.n_checks += 1
+        path = _hand_over(f["path"], self.ref.scratch, self.n_checks)
+        rep, _ = self.ref.request("check", path=path, devices=f.get("devices", []), atol=self.atol, rtol=self.rtol,
+                                  against=against, keep=keep, trivial=against == "last")
+        if not rep.get("ok"):
+            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f"{what}: the output could not be checked: "
+                         f"{str(rep.get('error', ''))[:500]}")
+        if rep.get("load_error"):
+            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, rep["load_error"])
+        if not rep.get("types_ok"):
+            raise Reject(Status.INCORRECT if rep.get("plain") else Status.REJECTED, rules.OUTPUT_TYPE,
+                         f"{what}: {rep.get('message')}")
+        if not f.get("inputs_unchanged"):
+            raise Reject(Status.INCORRECT, rules.INPUTS_MODIFIED, f"{what}: the candidate modified its inputs")
+        return rep
 
     def check_against(self, seed: int, label: str, index: int, rule_fail: str | None = None,
-                      expected: Any = None) -> tuple[list[torch.Tensor], Trial]:
-        """Fetch the candidate's last output and compare it with the reference for ``seed``."""
-        outs, devs, unchanged = self.cand_output()
-        ref, ref_devs = expected if expected is not None else self.ref_output(seed)
-        ct = compare.check_types(outs, ref, devs, ref_devs)
-        if not ct.passed:
-            plain = isinstance(outs, list) and all(type(o) is torch.Tensor for o in outs)
-            raise Reject(Status.INCORRECT if plain else Status.REJECTED, rules.OUTPUT_TYPE,
-                         f"trial {index} ({label}): {ct.message}")
-        if not unchanged:
-            raise Reject(Status.INCORRECT, rules.INPUTS_MODIFIED,
-                         f"trial {index} ({label}): the candidate modified its inputs")
-        c = compare.compare(outs, ref, self.atol, self.rtol)
-        trial = Trial(index, label, c.passed, c.max_abs_err, c.max_rel_err, c.mismatch_fraction, c.message)
+                      ref_ready: bool = False, keep: str | None = None) -> Trial:
+        """Compare the candidate's last output with the reference's for ``seed`` (computed now
+        unless ``ref_ready``: the reference's last call used that seed)."""
+        if not ref_ready:
+            self.ref_call(seed)
+        rep = self.check_output(f"trial {index} ({label})", keep=keep)
+        trial = Trial(index, label, bool(rep["passed"]), rep.get("max_abs_err"), rep.get("max_rel_err"),
+                      rep.get("mismatch_fraction"), rep.get("message", ""))
         self.v.trials.append(trial)
-        if not c.passed:
-            raise Reject(Status.INCORRECT, rule_fail or c.rule, f"trial {index} ({label}, seed {seed}): {c.message}")
-        why = compare.trivial(outs, ref)
-        if why:
-            raise Reject(Status.INCORRECT, rules.TRIVIAL_OUTPUT, f"trial {index} ({label}): {why}")
-        return outs, trial
+        if not trial.passed:
+            raise Reject(Status.INCORRECT, rule_fail or rep.get("rule"),
+                         f"trial {index} ({label}, seed {seed}): {rep.get('message')}")
+        if rep.get("trivial"):
+            raise Reject(Status.INCORRECT, rules.TRIVIAL_OUTPUT, f"trial {index} ({label}): {rep['trivial']}")
+        return trial
 
     def check_monitor(self, phase: str) -> dict[str, Any]:
         rep, _ = self.cand.request("monitor")
@@ -244,7 +262,7 @@ class Judge:
         rep, rtt = self.cand.request("import", candidate_path=path, hidden=hidden, opcount=self.opcount_path)
         self.v.durations_s["compile"] = round(float(rep.get("compile_s", 0.0)), 3)
         self.v.durations_s["import"] = round(rtt / 1e9, 3)
-        self.v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits")}
+        self.v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks")}
         if not rep.get("ok"):
             status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
             if status is Status.RUNTIME_ERROR and _is_oom(rep.get("error", "")):
@@ -257,23 +275,21 @@ class Judge:
     def correctness(self, profile: str, trials: int, seed0: int, label: str | None = None,
                     rule_fail: str | None = None) -> None:
         label = label or profile
-        first: list[torch.Tensor] | None = None
+        determinism = rule_fail is None and trials > 0
         for i in range(trials):
             seed = seed0 + i
-            expected = self.ref_output(seed)
+            self.ref_call(seed)
             if i == 0:  # poison blocks of the reference's output sizes from the very first call
-                self.cand.request("poison", bytes=[r.numel() * r.element_size() for r in expected[0]])
+                self.cand.request("poison", bytes=self.ref_bytes)
             self.cand_call(seed)
-            outs, _ = self.check_against(seed, label, len(self.v.trials), rule_fail, expected)
-            if i == 0:
-                first = outs
-        if first is not None and rule_fail is None:
+            self.check_against(seed, label, len(self.v.trials), rule_fail, ref_ready=True,
+                               keep="first" if i == 0 and determinism else None)
+        if determinism:
             self.cand_call(seed0)  # the same seed again: must reproduce
-            outs, _, _ = self.cand_output()
-            c = compare.compare(outs, first, self.atol, self.rtol)
-            if not c.passed:
+            rep = self.check_output(f"seed {seed0} again", against="first")
+            if not rep.get("passed"):
                 raise Reject(Status.INCORRECT, rules.NONDETERMINISTIC,
-                             f"seed {seed0} run twice gave different outputs: {c.message}")
+                             f"seed {seed0} run twice gave different outputs: {rep.get('message')}")
 
     def custom_code(self, seed: int) -> None:
         from sandbox.customcode import check_profiled_call
@@ -338,11 +354,13 @@ class Judge:
             self.v.evidence["peaks"] = peaks
 
     def close(self) -> None:
+        t = time.monotonic()
         try:
             for w in (self.cand, self.ref):
                 if w is not None:
                     w.close()
         finally:
+            self.v.durations_s["close"] = round(time.monotonic() - t, 3)
             if self._lock is not None:
                 self.v.durations_s["exclusive"] = round(time.monotonic() - self._held_since, 3)
                 self._lock.release()

@@ -135,6 +135,8 @@ def time_candidate(j: Judge) -> None:
         j.check_against(seed, "timed", len(j.v.trials), rules.TIMED_OUTPUT)
     one("candidate", timed=False)
     j.check_against(seed, "re-check", len(j.v.trials), rules.TIMED_OUTPUT)
+    j.v.evidence["timed_checks"] = {"n": checks + 1, "phase_s": round(time.monotonic() - t_phase, 3),
+                                    "sampled_check_s": round(check_s, 3)}
 
     for i, name in enumerate(names):
         conv = stats.converged(samples[name], cfg.target_ci, min_n=MIN_SAMPLES)

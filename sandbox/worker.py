@@ -5,6 +5,7 @@ connects to the parent's socket first, then answers requests (sandbox/protocol.m
 docs/evaluator.md): ``setup`` (load the task at a profile, build the model), ``import``
 (candidate only: monitors on, then import the candidate), ``call`` (one call: fresh inputs
 from the given seed, poison, flush, time, sync), ``fetch`` (write the last output to a file),
+``check`` (reference only: compare a candidate's output file with its own, sandbox/refcheck.py),
 ``profile`` (one call under torch.profiler), ``monitor`` (raw monitor data), ``exit``.
 The worker never judges: it returns raw data; the parent computes the verdict.
 """
@@ -47,6 +48,7 @@ class Worker:
         self.last_out: Any = None
         self.last_unchanged: bool | None = None
         self.last_inputs: Any = None
+        self.kept: dict[str, Any] = {}  # candidate outputs kept by sandbox/refcheck.py (reference role)
         self.monitor: Any = None
         self.opcount: Any = None  # sandbox/opcount.Counter in the candidate role, when the parent built it
         self.opcount_error: str | None = None
@@ -152,7 +154,8 @@ class Worker:
             mon.phase = "run"
         return {"ok": True, "import_s": time.perf_counter() - t0,
                 "compile_s": buildcache.STATS["compile_s"], "builds": buildcache.STATS["builds"],
-                "cache_hits": buildcache.STATS["hits"]}
+                "cache_hits": buildcache.STATS["hits"], "lite": buildcache.STATS["lite"],
+                "lite_fallbacks": buildcache.STATS["lite_fallbacks"]}
 
     def _seed(self, seed: int) -> None:
         """torch.manual_seed without its lazy cuda/xpu/mtia hooks (they cost ~2 ms per call)."""
@@ -265,7 +268,10 @@ class Worker:
         rep = self.prepare(req)
         if not rep.get("ok"):
             return rep
-        return self.go(req, profiler)
+        rep = self.go(req, profiler)
+        if rep.get("ok") and self.role == "reference":  # sizes to poison before the candidate's calls
+            rep["out_bytes"] = [o.numel() * o.element_size() for o in self.last_out if isinstance(o, self.torch.Tensor)]
+        return rep
 
     def _equal_nan(self, a: Any, b: Any) -> bool:
         t = self.torch
@@ -295,7 +301,8 @@ class Worker:
             self._save(objs, path)
         except BaseException as e:  # noqa: BLE001
             return {"ok": False, "kind": "runtime_error", "error": f"output cannot be saved: {e!r}"}
-        return {"ok": True, "path": path, "devices": devices, "inputs_unchanged": self.last_unchanged}
+        return {"ok": True, "path": path, "devices": devices, "inputs_unchanged": self.last_unchanged,
+                "nbytes": os.path.getsize(path)}
 
     def profile(self, req: dict[str, Any]) -> dict[str, Any]:
         from torch.profiler import ProfilerActivity, profile
@@ -390,7 +397,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.role == "candidate":
         handlers["import"] = w.import_candidate
     else:
+        from sandbox import refcheck
+
         handlers["peaks"], handlers["device_name"] = w.peaks, w.device_name
+        handlers["check"] = lambda req: refcheck.check(w, req)
     exit_now = os._exit
     while True:
         req = recv()

@@ -139,7 +139,7 @@ def run_stock(task: Any, sources: list[str], cfg: Any, deadline: float) -> dict[
     """(a): one at a time, each compiled (stock load_inline) then judged."""
     from sandbox.evaluate import evaluate
 
-    saved = {k: os.environ.pop(k, None) for k in ("KH_BUILD_PCH",)}
+    saved = {k: os.environ.pop(k, None) for k in ("KH_BUILD_PCH", "KH_BUILD_LITE")}
     verdicts, compile_s, per = [], [], []
     t0 = time.monotonic()
     try:
@@ -167,7 +167,7 @@ def run_cut_compare(task: Any, sources: list[str], cfg: Any) -> dict[str, Any]:
     from harness.executors.cuts import apply_compile_cuts
     from sandbox.prebuild import prebuild
 
-    saved = {k: os.environ.get(k) for k in ("KH_BUILD_PCH", "TORCH_CUDA_ARCH_LIST")}
+    saved = {k: os.environ.get(k) for k in ("KH_BUILD_PCH", "KH_BUILD_LITE", "TORCH_CUDA_ARCH_LIST")}
     try:
         cuts = apply_compile_cuts()
         compile_s, outcomes = [], []
@@ -184,7 +184,8 @@ def run_cut_compare(task: Any, sources: list[str], cfg: Any) -> dict[str, Any]:
                 os.environ[k] = v
     return {"n": len(sources), "outcomes": outcomes, "compile_s": compile_s,
             "median_compile_s": _median(compile_s),
-            "cuts": {"arch_list": cuts.arch_list, "pch": cuts.pch, "pch_build_s": round(cuts.pch_build_s, 2)}}
+            "cuts": {"arch_list": cuts.arch_list, "pch": cuts.pch, "lite": cuts.lite,
+                     "pch_build_s": round(cuts.pch_build_s, 2)}}
 
 
 def run_pipeline(task: Any, sources: list[str], cfg: Any, workers: int, cuts: bool,
@@ -224,6 +225,9 @@ def _portable(r: dict[str, Any]) -> dict[str, Any]:
     out["keys"] = json.loads(json.dumps([verdict_key(v) for v in vs]))
     out["statuses"] = [v.status.value for v in vs]
     out["messages"] = [v.message for v in vs]
+    keys = sorted({k for v in vs for k in v.durations_s})
+    out["median_durations_s"] = {k: _median([float(v.durations_s[k]) for v in vs if k in v.durations_s]) for k in keys}
+    out["built_without_extension_h"] = sum(1 for v in vs if (v.evidence.get("build") or {}).get("lite"))
     if "summary" in r:
         out["summary"] = {k: v for k, v in r["summary"].items() if k != "cuts"}
         out["cuts"] = r["summary"]["cuts"]
@@ -288,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(a) stock: {s['n']} in {s['wall_s']} s -> {s['candidates_per_min']}/min, median compile "
               f"{s['median_compile_s']} s" + (" (stopped early: time budget)" if s["n"] < a.serial else ""),
               flush=True)
+        print(f"(a) median seconds per judgement phase: {s.get('median_durations_s')}", flush=True)
     if not a.stock_from and not a.no_cuts and a.cut_compare > 0 and s["n"]:
         k = min(a.cut_compare, s["n"])
         s["cut_compare"] = run_cut_compare(task, sources[:k], EvalConfig(build_dir=str(work / "cutcmp"), **base))
@@ -319,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(c) re-run skipped: about {est_c:.0f} s left to do it within --budget-s", flush=True)
 
     b = _portable(b)
+    print(f"(b) median seconds per judgement phase: {b.get('median_durations_s')}; "
+          f"{b.get('built_without_extension_h')} of {len(b['keys'])} built without torch/extension.h", flush=True)
     both = min(s["n"], len(b["keys"]))
     mismatches = [i for i in range(both) if s["keys"][i] != b["keys"][i]]
     ratio = round(b["candidates_per_min"] / s["candidates_per_min"], 2) if s["candidates_per_min"] else None

@@ -6,6 +6,10 @@
 * a precompiled ``torch/extension.h`` (``sandbox.prebuild.ensure_pch``) and ``KH_BUILD_PCH=1``,
   which makes the sandboxed build-cache wrapper pass ``use_pch=True`` to ``load_inline`` for
   candidates without their own ``extra_cflags`` / include paths (GCC only; others fall back).
+* ``KH_BUILD_LITE=1``: CUDA sources are first built without their ``#include <torch/extension.h>``
+  (load_inline already includes ``<torch/types.h>``); a source that needs the full header is
+  built again unchanged (``sandbox.buildcache.lite_cuda_sources``). nvcc parses torch's headers
+  three times per CUDA source, so this is the cut that reaches the nvcc half of a build.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ log = logging.getLogger(__name__)
 class CutsApplied:
     arch_list: str | None = None  # what TORCH_CUDA_ARCH_LIST was set to (None: left alone)
     pch: bool = False
+    lite: bool = False  # KH_BUILD_LITE: CUDA sources tried without torch/extension.h
     pch_build_s: float = 0.0
     note: str = ""
 
@@ -38,9 +43,12 @@ def present_arch_list() -> str | None:
     return ";".join(f"{a}.{b}" for a, b in caps) or None
 
 
-def apply_compile_cuts(pch: bool = True, arch: bool = True) -> CutsApplied:
+def apply_compile_cuts(pch: bool = True, arch: bool = True, lite: bool = True) -> CutsApplied:
     """Set the environment the sandboxed workers inherit; return what was applied."""
     out = CutsApplied()
+    if lite:
+        os.environ["KH_BUILD_LITE"] = "1"
+        out.lite = True
     if arch and not os.environ.get("TORCH_CUDA_ARCH_LIST"):
         a = present_arch_list()
         if a:

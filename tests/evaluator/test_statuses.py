@@ -38,10 +38,12 @@ def test_verdict_json_round_trip(first_cpp):
 
 
 def test_build_cache_second_evaluation_does_not_recompile(first_cpp, cache_dir):
-    assert sum(first_cpp.evidence["build"].values()) == 1  # built once, or found built
+    b = first_cpp.evidence["build"]
+    assert b["builds"] + b["cache_hits"] == 1  # built once, or found built
+    assert b["lite"] == 0 and b["lite_fallbacks"] == 0  # the CUDA header cut leaves C++ sources alone
     second = run(CPP_ADD, build_dir=cache_dir)
     assert second.status is Status.VALID, second.message
-    assert second.evidence["build"] == {"builds": 0, "cache_hits": 1}
+    assert second.evidence["build"] == {"builds": 0, "cache_hits": 1, "lite": 0, "lite_fallbacks": 0}
     assert second.durations_s["compile"] == 0.0
     if first_cpp.evidence["build"]["builds"] == 1:
         assert second.durations_s["import"] < first_cpp.durations_s["import"] / 3
@@ -130,3 +132,25 @@ def test_nan_output_is_nonfinite():
     v = run(python_candidate("        out = a + b\n        out[3] = float('nan')\n        return out"),
             allow_torch_ops=True)
     assert v.status is Status.INCORRECT and v.rule == rules.NONFINITE
+
+
+def test_an_output_far_larger_than_the_reference_is_rejected_before_anything_loads_it():
+    # a second 256 MB output: bounded by the reference's output sizes before the reference
+    # worker loads the file (which would otherwise cost it the memory)
+    body = "        return a + b, torch.zeros(64 * 2**20)"
+    v = run(python_candidate(body), allow_torch_ops=True)
+    assert v.status is Status.REJECTED and v.rule == rules.OUTPUT_TYPE, v.message
+    assert "bytes" in v.message and not v.trials
+
+
+def test_outputs_are_compared_in_the_reference_worker_not_the_parent(monkeypatch):
+    # the parent must not deserialize candidate outputs at all (sandbox/refcheck.py does)
+    import torch
+
+    def no_load(*a, **k):
+        raise AssertionError("the parent loaded a worker's output")
+
+    monkeypatch.setattr(torch, "load", no_load)
+    v = run(python_candidate("        return a + b + 0.01"), allow_torch_ops=True)
+    assert v.status is Status.INCORRECT and v.rule == rules.TOLERANCE
+    assert v.trials[-1].max_abs_err == pytest.approx(0.01, rel=1e-3)
