@@ -354,6 +354,10 @@ class Judge:
             self.v.evidence["peaks"] = peaks
 
     def close(self) -> None:
+        req = {f"{w.role}.{op}": [n, round(sec, 3)] for w in (self.ref, self.cand) if w is not None
+               for op, (n, sec) in sorted(w.op_time.items())}
+        if req:
+            self.v.evidence["requests"] = req  # [count, seconds] per worker request (parent clock)
         t = time.monotonic()
         try:
             for w in (self.cand, self.ref):

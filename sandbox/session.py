@@ -96,6 +96,7 @@ class WorkerSession:
         self.log_path = os.path.join(self.scratch, "worker.log")
         self.listener = channel.Listener()
         self.next_id = 0
+        self.op_time: dict[str, list[float]] = {}  # op -> [requests, seconds] on the parent's clock
         os.makedirs(cache_root, exist_ok=True)
         argv = [sys.executable, "-m", "sandbox.worker", "--role", role, "--socket", self.listener.path,
                 "--scratch", self.scratch, "--device", device, "--cache-root", cache_root]
@@ -145,6 +146,9 @@ class WorkerSession:
             raise WorkerDied(f"{self.role} worker died ({_describe_exit(self.handle.poll())}): {e}") from e
         rep = self._recv()
         rtt = time.monotonic_ns() - t0
+        acc = self.op_time.setdefault(op, [0, 0.0])
+        acc[0] += 1
+        acc[1] += rtt / 1e9
         if _DEBUG:
             print(f"[kh] {self.role} {op} {rtt / 1e6:.1f} ms", file=sys.stderr)
         if rep.get("id") != self.next_id:

@@ -131,6 +131,21 @@ def verdict_key(v: Any) -> tuple[Any, ...]:
             all(t.passed for t in v.trials if t.shape_label in timing))
 
 
+def ninja_edges(cache_root: str | Path) -> dict[str, Any]:
+    """Median seconds per build step (host .cpp, CUDA .cu, link) from the .ninja_log of every
+    build under ``cache_root``: where a build's time went."""
+    steps: dict[str, list[float]] = {}
+    for log in Path(cache_root).glob("*/.ninja_log"):
+        for line in log.read_text(errors="replace").splitlines()[1:]:
+            f = line.split("\t")
+            if len(f) < 4:
+                continue
+            out = f[3]
+            kind = "link" if out.endswith(".so") else ("cuda" if ".cuda." in out else "cpp")
+            steps.setdefault(kind, []).append((int(f[1]) - int(f[0])) / 1e3)
+    return {k: {"n": len(v), "median_s": _median(v)} for k, v in sorted(steps.items())}
+
+
 def _median(xs: list[float]) -> float | None:
     return round(statistics.median(xs), 2) if xs else None
 
@@ -183,7 +198,7 @@ def run_cut_compare(task: Any, sources: list[str], cfg: Any) -> dict[str, Any]:
             else:
                 os.environ[k] = v
     return {"n": len(sources), "outcomes": outcomes, "compile_s": compile_s,
-            "median_compile_s": _median(compile_s),
+            "median_compile_s": _median(compile_s), "ninja": ninja_edges(cfg.build_dir),
             "cuts": {"arch_list": cuts.arch_list, "pch": cuts.pch, "lite": cuts.lite,
                      "pch_build_s": round(cuts.pch_build_s, 2)}}
 
@@ -227,6 +242,9 @@ def _portable(r: dict[str, Any]) -> dict[str, Any]:
     out["messages"] = [v.message for v in vs]
     keys = sorted({k for v in vs for k in v.durations_s})
     out["median_durations_s"] = {k: _median([float(v.durations_s[k]) for v in vs if k in v.durations_s]) for k in keys}
+    reqs = sorted({k for v in vs for k in (v.evidence.get("requests") or {})})
+    out["median_requests_s"] = {k: _median([float(v.evidence["requests"][k][1]) for v in vs
+                                            if k in (v.evidence.get("requests") or {})]) for k in reqs}
     out["built_without_extension_h"] = sum(1 for v in vs if (v.evidence.get("build") or {}).get("lite"))
     if "summary" in r:
         out["summary"] = {k: v for k, v in r["summary"].items() if k != "cuts"}
@@ -292,7 +310,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(a) stock: {s['n']} in {s['wall_s']} s -> {s['candidates_per_min']}/min, median compile "
               f"{s['median_compile_s']} s" + (" (stopped early: time budget)" if s["n"] < a.serial else ""),
               flush=True)
-        print(f"(a) median seconds per judgement phase: {s.get('median_durations_s')}", flush=True)
+        s["ninja"] = ninja_edges(caches["stock"])
+        print(f"(a) median seconds per judgement phase: {s.get('median_durations_s')}; build steps {s['ninja']}",
+              flush=True)
+        print(f"(a) median seconds per worker request kind: {s.get('median_requests_s')}", flush=True)
     if not a.stock_from and not a.no_cuts and a.cut_compare > 0 and s["n"]:
         k = min(a.cut_compare, s["n"])
         s["cut_compare"] = run_cut_compare(task, sources[:k], EvalConfig(build_dir=str(work / "cutcmp"), **base))
@@ -301,7 +322,8 @@ def main(argv: list[str] | None = None) -> int:
         cc["median_compile_stock_same_s"] = stock_same
         cc["factor"] = round(stock_same / cc["median_compile_s"], 2) if stock_same and cc["median_compile_s"] else None
         print(f"(a') the same {k} sources built one at a time with the cuts {cc['cuts']}: median compile "
-              f"{cc['median_compile_s']} s vs stock {stock_same} s (/{cc['factor']})", flush=True)
+              f"{cc['median_compile_s']} s vs stock {stock_same} s (/{cc['factor']}); build steps {cc['ninja']}",
+              flush=True)
     if a.only_stock:
         if a.json:
             Path(a.json).write_text(json.dumps({"stock": s}, indent=1))
@@ -324,8 +346,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(c) re-run skipped: about {est_c:.0f} s left to do it within --budget-s", flush=True)
 
     b = _portable(b)
+    b["ninja"] = ninja_edges(caches["cuts"])
     print(f"(b) median seconds per judgement phase: {b.get('median_durations_s')}; "
-          f"{b.get('built_without_extension_h')} of {len(b['keys'])} built without torch/extension.h", flush=True)
+          f"{b.get('built_without_extension_h')} of {len(b['keys'])} built without torch/extension.h; "
+          f"build steps {b['ninja']}", flush=True)
+    print(f"(b) median seconds per worker request kind: {b.get('median_requests_s')}", flush=True)
     both = min(s["n"], len(b["keys"]))
     mismatches = [i for i in range(both) if s["keys"][i] != b["keys"][i]]
     ratio = round(b["candidates_per_min"] / s["candidates_per_min"], 2) if s["candidates_per_min"] else None
