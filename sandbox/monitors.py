@@ -209,13 +209,13 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     import socket
     import struct
 
-    from sandbox import channel, profsummary
+    from sandbox import channel, outfile, profsummary
 
     d["socket.socket.sendall"] = socket.socket.sendall
     d["socket.socket.recv_into"] = socket.socket.recv_into
     d["json.dumps"], d["json.loads"] = json.dumps, json.loads
     d["struct.pack"] = struct.pack
-    for mod in (channel, profsummary, sys.modules[__name__]):
+    for mod in (channel, outfile, profsummary, sys.modules[__name__]):
         for k, v in vars(mod).items():
             if callable(v) and not k.startswith("__"):
                 d[f"{mod.__name__}.{k}"] = v

@@ -25,6 +25,8 @@ from typing import Any
 from sandbox.evaluate import CandidateError, EvalConfig
 from sandbox.verdict import Status, Verdict
 
+BUILD_NICENESS = 19  # build workers take only CPU time that judgements leave
+
 
 @dataclass
 class BuildResult:
@@ -78,8 +80,10 @@ def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildR
     if hit:
         return BuildResult("not_built", message=f"static scan: {hit[0]} (the judge rejects it)")
     cuda = config.device.startswith("cuda")
+    # niceness: builds run ahead of judging on the same machine; a judgement's timing, checks and
+    # the wall-clock cross-check (rule timing.wall_clock) must not queue behind a compiler
     limits = Limits(address_space_bytes=None if cuda else 16 * 2**30, rss_bytes=16 * 2**30,
-                    wall_seconds=config.timeout_s)
+                    wall_seconds=config.timeout_s, niceness=BUILD_NICENESS)
     w = None
     try:
         w = WorkerSession("candidate", get_launcher(config.sandbox), "cpu", cache_root(config),

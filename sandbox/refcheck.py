@@ -1,8 +1,8 @@
 """The reference worker's ``check`` request: compare a candidate output with its own.
 
-The candidate worker writes its last output to a file (``fetch``); the parent moves that file
-into the reference worker's scratch and asks for a check. The reference worker loads it with
-``torch.load(weights_only=True)`` straight onto its device and runs sandbox/compare.py against
+The candidate worker writes its last output to a file (``fetch``, sandbox/outfile.py); the
+parent moves that file into the reference worker's scratch and asks for a check. The reference
+worker reads it straight onto its device and runs sandbox/compare.py against
 the output it still holds (``against="last"``: its last call, made with the same seed) or
 against a candidate output it kept earlier (``against="first"``: the determinism check).
 
@@ -10,14 +10,16 @@ So a check moves one output instead of two, and on a GPU the float64 comparison 
 GPU rather than on the parent's CPU (the parent's comparison of a 128 MB output was the
 largest part of a feedback judgement, docs/performance.md). The reply carries numbers and
 messages only; the parent still decides the verdict. Nothing of the candidate runs here:
-the file is plain tensors or the load fails, which is itself the answer (rule output_type).
+the file is raw tensor bytes behind a JSON header (no pickle); anything else in it, or a
+malformed file, is itself the answer (rule output_type).
 """
 
 from __future__ import annotations
 
-import io
 import os
 from typing import Any
+
+from sandbox import outfile
 
 MAX_KEPT = 2  # candidate outputs kept for later checks ("first")
 
@@ -30,28 +32,26 @@ def check(w: Any, req: dict[str, Any]) -> dict[str, Any]:
     t = w.torch
     path = req["path"]
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        outs = outfile.read(t, path, w.device)
+    except outfile.Malformed as e:
+        return {"ok": True, "load_error": f"the output file is malformed: {e}"}
     finally:
         try:
             os.unlink(path)
         except OSError:
             pass
-    try:
-        outs = t.load(io.BytesIO(data), weights_only=True, map_location=w.device)
-    except Exception as e:  # noqa: BLE001 - a pickle that is not plain tensors is the answer
-        return {"ok": True, "load_error": f"the output is not a list of plain tensors (tensor subclass or other "
-                                          f"object): {str(e).splitlines()[0][:300] if str(e) else type(e).__name__}"}
-    del data
     against = req.get("against", "last")
     ref = w.last_out if against == "last" else w.kept.get(against)
     if ref is None:
         return {"ok": False, "kind": "protocol", "error": f"nothing to check against ({against!r})"}
     ref_devices = [str(r.device) if isinstance(r, t.Tensor) else type(r).__name__ for r in ref]
+    named = next((i for i, o in enumerate(outs) if isinstance(o, str)), None)
+    if named is not None and len(outs) == len(ref):  # not a plain tensor: outfile gave its type's name
+        return {"ok": True, "types_ok": False, "plain": False,
+                "message": f"output {named} is a {outs[named]}, not a plain torch.Tensor"}
     ct = compare.check_types(outs, ref, list(req.get("devices", [])), ref_devices)
     if not ct.passed:
-        plain = isinstance(outs, list) and all(type(o) is t.Tensor for o in outs)
-        return {"ok": True, "types_ok": False, "message": ct.message, "plain": plain}
+        return {"ok": True, "types_ok": False, "message": ct.message, "plain": named is None}
     atol, rtol = float(req["atol"]), float(req["rtol"])
     c = compare.compare(outs, ref, atol, rtol)
     rep = {"ok": True, "types_ok": True, "passed": c.passed, "rule": c.rule, "message": c.message,

@@ -61,7 +61,9 @@ class Worker:
         self._target = ""
         self._Event = torch.cuda.Event
         self._sync = torch.cuda.synchronize
-        self._save = torch.save
+        from sandbox import outfile
+
+        self._write_out = outfile.write  # captured before any candidate code is imported
         self._cpu_gen = torch.default_generator
         self._equal = torch.equal
         self._clone = torch.Tensor.clone
@@ -90,6 +92,21 @@ class Worker:
             self.flush_buf = t.empty(max(2 * l2, 2**24) // 4, dtype=t.float32, device=self.device)
             self._marker = t.empty(1, device=self.device)
             t.cuda.synchronize()
+        self._warm_profiler()
+
+    def _warm_profiler(self) -> None:
+        """The first profiler session of a process pays its setup (Kineto, and CUPTI on a GPU):
+        2.5 s on a CPU, 6.5 s on the H100 under build load, measured inside the profiled
+        call. Paid here instead, before the judgement holds the device; both roles do it so
+        they carry the same profiler state into their timed calls."""
+        from torch.profiler import ProfilerActivity, profile
+
+        t = self.torch
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.cuda else [])
+        with profile(activities=acts):
+            t.ones(8, device=self.device).add_(1)
+            if self.cuda:
+                t.cuda.synchronize()
 
     # -- requests ---------------------------------------------------------------------------
     def setup(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -283,22 +300,14 @@ class Worker:
         return bool(self._equal(a, b))
 
     def fetch(self, req: dict[str, Any]) -> dict[str, Any]:
-        t = self.torch
+        """Write the last output to a file in the scratch dir (sandbox/outfile.py)."""
         if self.last_out is None:
             return {"ok": False, "kind": "protocol", "error": "no call to fetch"}
         self.finish()
         self.n_fetch += 1
-        path = os.path.join(self.scratch, f"out{self.n_fetch}.pt")
-        objs, devices = [], []
-        for o in self.last_out:
-            if type(o) is t.Tensor:
-                devices.append(str(o.device))
-                objs.append(o.detach().cpu())
-            else:
-                devices.append(type(o).__name__)
-                objs.append(o)
+        path = os.path.join(self.scratch, f"out{self.n_fetch}.kho")
         try:
-            self._save(objs, path)
+            devices = self._write_out(self.torch, self.last_out, path)
         except BaseException as e:  # noqa: BLE001
             return {"ok": False, "kind": "runtime_error", "error": f"output cannot be saved: {e!r}"}
         return {"ok": True, "path": path, "devices": devices, "inputs_unchanged": self.last_unchanged,

@@ -22,6 +22,7 @@ class Limits:
     file_size_bytes: int = 2 * 1024**3  # RLIMIT_FSIZE
     cpu_seconds: int | None = None  # RLIMIT_CPU
     wall_seconds: float = 600.0  # the caller kills at its deadline; this is a backstop
+    niceness: int = 0  # > 0: a background worker (builds ahead of judging) yields the CPU to judgements
 
 
 @dataclass(frozen=True)

@@ -240,6 +240,8 @@ class DockerLauncher:
         )
         if self.options.cpus:
             kw["nano_cpus"] = int(self.options.cpus * 1e9)
+        if lim.niceness > 0:  # a background build: the smallest CPU weight (default 1024)
+            kw["cpu_shares"] = 2
         if spec.gpu:
             kw["environment"] = container_gpu_env(spec.env)
             devices, requests = gpu_request(self.engine_info, spec.env)

@@ -97,6 +97,8 @@ def _preexec(limits: Limits) -> None:
     except OSError:
         pass
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if limits.niceness > 0:
+        os.nice(limits.niceness)  # inherited by the compiler processes it starts
     if limits.address_space_bytes:
         resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes,) * 2)
     if limits.file_size_bytes:

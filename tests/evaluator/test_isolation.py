@@ -137,3 +137,27 @@ def test_killing_the_parent_leaves_no_orphan_workers(private_tmp):
         time.sleep(0.5)
     assert not _worker_pids(private_tmp), "worker processes survived their parent"
     assert not _sleepers(private_tmp)
+
+
+def test_background_workers_run_at_the_lowest_cpu_priority(tmp_path):
+    # build workers (sandbox/prebuild.py) yield the CPU to judgements: their compilers inherit it
+    from sandbox.isolation import Limits, get_launcher
+    from sandbox.isolation.base import WorkerSpec
+    from sandbox.prebuild import BUILD_NICENESS
+
+    def niceness(limits: Limits) -> int:
+        log = tmp_path / f"log{limits.niceness}"
+        code = "import os, subprocess; print('self', os.nice(0)); subprocess.run(['sh', '-c', 'echo child $(nice)'])"
+        spec = WorkerSpec(argv=[sys.executable, "-c", code], env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                          cwd=str(tmp_path), scratch=str(tmp_path), limits=limits, log_path=str(log))
+        h = get_launcher("process").start(spec)
+        assert h.wait(60) == 0, log.read_text()
+        text = log.read_text()
+        own = int(text.split("self ")[1].split()[0])
+        assert f"child {own}" in text, text  # inherited by what the worker starts (the compiler)
+        return own
+
+    base = os.nice(0)
+    assert BUILD_NICENESS >= 10
+    assert niceness(Limits(niceness=BUILD_NICENESS)) == min(19, base + BUILD_NICENESS)
+    assert niceness(Limits()) == base
