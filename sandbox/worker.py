@@ -209,6 +209,7 @@ class Worker:
         p_now, t_now = _ptime_ns(), _ttime_ns()
         self._bg_ns = (p_now - self._mark[0]) - (t_now - self._mark[1]) if self._mark else 0
         self._target = req["target"]
+        self.last_out = None  # the previous snapshot's memory goes back to the allocator before the poison
         inputs = self._inputs(int(req["seed"]))
         copies = [self._clone(x) if isinstance(x, t.Tensor) else x for x in inputs]
         self._poison()
@@ -260,7 +261,12 @@ class Worker:
             kind = "compile_error" if _is_compile_exc(e) else "runtime_error"
             return {"ok": False, "kind": kind, "error": _trunc(_format_exc(e))}
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
-        self.last_out = outs
+        # the output as it is when the call is over (forward returned; on a GPU, the device synced):
+        # whatever a thread or pool writes later is not in it, so late work fails the checks
+        # deterministically instead of racing the fetch. Both roles do it (same per-call overhead).
+        self.last_out = [self._clone(o.detach()) if type(o) is t.Tensor else o for o in outs]
+        if self.cuda:
+            self._sync()
         self.last_unchanged = None  # computed by finish(), before the next request is served
         if not self.poison_bytes:
             self.poison_bytes = [o.numel() * o.element_size() for o in outs if isinstance(o, t.Tensor)][:4]

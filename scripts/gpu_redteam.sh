@@ -13,7 +13,7 @@ timeout 150 python3 scripts/gpu_warm.py --all-cuda --jobs 10 2>&1 | tee "$OUT/wa
 timeout ${REDTEAM_S:-280} python3 -m pytest -v -rA -p no:cacheprovider --durations=30 \
   tests/adversarial/test_redteam_gpu.py > "$OUT/redteam.log" 2>&1
 echo "PYTEST_EXIT $?" >> "$OUT/redteam.log"
-for i in 1 2; do
+for i in $(seq 1 "${REPEATS:-2}"); do
   timeout 70 python3 -m harness eval tests/adversarial/tasks/relu.py tests/adversarial/candidates/honest_cuda_relu.py \
     --device cuda --mode final --max-timing-s 3 --json > "$OUT/repeat$i.json" 2> "$OUT/repeat$i.err"
 done

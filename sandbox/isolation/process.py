@@ -97,8 +97,12 @@ def _preexec(limits: Limits) -> None:
     except OSError:
         pass
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if limits.niceness > 0:
-        os.nice(limits.niceness)  # inherited by the compiler processes it starts
+    if limits.niceness > 0:  # a background worker; both are inherited by the compilers it starts
+        os.nice(limits.niceness)
+        try:  # SCHED_IDLE: runs only on CPU time no normal task wants, preempted at once
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        except (AttributeError, OSError):
+            pass
     if limits.address_space_bytes:
         resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes,) * 2)
     if limits.file_size_bytes:

@@ -102,7 +102,11 @@ R = rules
 # A thread that finishes the work late is caught either way, depending on a race: by the thread
 # monitors / parent clock (rejected), or, when it has not written the output yet at the moment the
 # parent reads it, by the poisoned output (incorrect). Both stop the cheat; the rule names which.
-_LATE_THREAD = ((REJECTED, INCORRECT), (R.THREADS, R.WALL_CLOCK, R.NONFINITE, R.TIMED_OUTPUT, R.TOLERANCE))
+# late work races the parent's reads of the output: whichever check reads it first unfinished
+# fires (poison: nonfinite; a finished-looking first trial, then an unfinished repeat of the same
+# seed: nondeterministic); which one depends on how fast checks are, not on the cheat
+_LATE_THREAD = ((REJECTED, INCORRECT), (R.THREADS, R.WALL_CLOCK, R.NONFINITE, R.TIMED_OUTPUT, R.TOLERANCE,
+                                        R.NONDETERMINISTIC))
 CPU_CHEATS: list[Case] = [
     Case("cheat_01_stale_memory", "relu", (INCORRECT,), (R.NONFINITE, R.TOLERANCE, R.TRIVIAL_OUTPUT), cheat="1"),
     Case("cheat_02a_torch_op", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
@@ -113,7 +117,7 @@ CPU_CHEATS: list[Case] = [
     Case("cheat_05b_native_thread", "relu", *_LATE_THREAD, cheat="5"),
     Case("cheat_05c_hidden_thread", "relu", *_LATE_THREAD, cheat="5"),
     Case("cheat_05d_interop_pool", "relu", (REJECTED, INCORRECT),
-         (R.THREADS, R.WALL_CLOCK, R.TIMED_OUTPUT, R.TOLERANCE, R.NONFINITE, R.NONDETERMINISTIC), cheat="5"),
+         _LATE_THREAD[1], cheat="5"),
     Case("cheat_06_lazy_output", "relu", (REJECTED, INCORRECT), (R.OUTPUT_TYPE,), cheat="6"),
     Case("cheat_07a_perf_counter", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="7"),
     Case("cheat_07b_timer_setattr", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="7"),

@@ -147,7 +147,8 @@ def test_background_workers_run_at_the_lowest_cpu_priority(tmp_path):
 
     def niceness(limits: Limits) -> int:
         log = tmp_path / f"log{limits.niceness}"
-        code = "import os, subprocess; print('self', os.nice(0)); subprocess.run(['sh', '-c', 'echo child $(nice)'])"
+        code = ("import os, subprocess; print('self', os.nice(0), 'idle', os.sched_getscheduler(0) == os.SCHED_IDLE);"
+                "subprocess.run(['sh', '-c', 'echo child $(nice)'])")
         spec = WorkerSpec(argv=[sys.executable, "-c", code], env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
                           cwd=str(tmp_path), scratch=str(tmp_path), limits=limits, log_path=str(log))
         h = get_launcher("process").start(spec)
@@ -155,6 +156,7 @@ def test_background_workers_run_at_the_lowest_cpu_priority(tmp_path):
         text = log.read_text()
         own = int(text.split("self ")[1].split()[0])
         assert f"child {own}" in text, text  # inherited by what the worker starts (the compiler)
+        assert ("idle True" in text) == (limits.niceness > 0), text
         return own
 
     base = os.nice(0)
