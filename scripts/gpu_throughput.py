@@ -240,6 +240,10 @@ def _portable(r: dict[str, Any]) -> dict[str, Any]:
     out["keys"] = json.loads(json.dumps([verdict_key(v) for v in vs]))
     out["statuses"] = [v.status.value for v in vs]
     out["messages"] = [v.message for v in vs]
+    out["not_valid"] = [{"i": i, "status": v.status.value, "rule": v.rule, "message": v.message[:400],
+                         "logs": (v.logs or "")[-800:], "gap_us": v.evidence.get("gap_us"),
+                         "durations_s": v.durations_s}
+                        for i, v in enumerate(vs) if v.status.value != "valid"]
     keys = sorted({k for v in vs for k in v.durations_s})
     out["median_durations_s"] = {k: _median([float(v.durations_s[k]) for v in vs if k in v.durations_s]) for k in keys}
     reqs = sorted({k for v in vs for k in (v.evidence.get("requests") or {})})
@@ -351,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{b.get('built_without_extension_h')} of {len(b['keys'])} built without torch/extension.h; "
           f"build steps {b['ninja']}", flush=True)
     print(f"(b) median seconds per worker request kind: {b.get('median_requests_s')}", flush=True)
+    for nv in b["not_valid"]:
+        print(f"(b) not valid: {json.dumps(nv)[:1500]}", flush=True)
     both = min(s["n"], len(b["keys"]))
     mismatches = [i for i in range(both) if s["keys"][i] != b["keys"][i]]
     ratio = round(b["candidates_per_min"] / s["candidates_per_min"], 2) if s["candidates_per_min"] else None
@@ -366,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         "verdicts_identical": not mismatches, "mismatches": mismatches,
         "mismatch_detail": [[i, s["keys"][i][:2], b["keys"][i][:2], s["messages"][i], b["messages"][i]]
                             for i in mismatches],
-        "statuses_pipeline": b["statuses"], "statuses_stock": s["statuses"], "stock": s,
+        "statuses_pipeline": b["statuses"], "statuses_stock": s["statuses"], "stock": s, "pipeline": b,
         "cuts": b["cuts"], "wall_total_s": round(time.monotonic() - t_begin, 1),
     }
     print("\n| measure | stock (a) | pipeline (b) |\n|---|---|---|")
