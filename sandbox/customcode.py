@@ -45,12 +45,8 @@ def check_profiled_call(j: Judge, seed: int) -> None:
     j.check_against(seed, "profiled", len(j.v.trials))
     if j.cfg.allow_torch_ops:
         return
-    bad = disallowed(ops)
-    if bad:
-        raise Reject(Status.REJECTED, rules.TORCH_FALLBACK,
-                     f"torch computed part of the result: aten ops {', '.join(bad[:8])} ran inside forward "
-                     "(only allocation/view/copy ops are allowed; use --allow-torch-ops for research runs)",
-                     aten_ops=ops)
+    _reject_torch_compute(ops, "(only allocation/view/copy ops are allowed; use --allow-torch-ops for research runs)",
+                          lambda bad: ops)
     if j.cfg.device.startswith("cuda"):
         launches = rep.get("launches", {})
         j.v.profile["launches"] = launches
@@ -81,10 +77,15 @@ def check_op_counts(j: Judge, phase: str, rep: dict[str, Any]) -> None:
             total[k] = total.get(k, 0) + int(n)
     if j.cfg.allow_torch_ops:
         return
-    bad = disallowed(counts)
+    _reject_torch_compute(counts, f"during the {phase} calls (counted on every call; only allocation/view/copy ops "
+                          "are allowed; use --allow-torch-ops for research runs)",
+                          lambda bad: {k: counts[k] for k in bad})
+
+
+def _reject_torch_compute(ops: Any, detail: str, evidence: Any) -> None:
+    """Rule custom_code.torch_fallback: ``ops`` holds aten ops outside the allowlist."""
+    bad = disallowed(ops)
     if bad:
         raise Reject(Status.REJECTED, rules.TORCH_FALLBACK,
-                     f"torch computed part of the result: aten ops {', '.join(bad[:8])} ran inside forward "
-                     f"during the {phase} calls (counted on every call; only allocation/view/copy ops are "
-                     "allowed; use --allow-torch-ops for research runs)",
-                     aten_ops={k: counts[k] for k in bad})
+                     f"torch computed part of the result: aten ops {', '.join(bad[:8])} ran inside forward {detail}",
+                     aten_ops=evidence(bad))

@@ -70,43 +70,10 @@ class Worker:
         self._warm()
 
     def _warm(self) -> None:
-        """Start torch's thread pools (and CUDA) before anything is counted."""
-        t = self.torch
-        _keep_freed_blocks_in_heap()
-        # fp32 means fp32: cuDNN convolutions default to TF32 on Ampere and later, which puts the
-        # reference (and the eager and compile baselines) ~1e-3 off, so an exact fp32 kernel would
-        # fail atol=rtol=1e-4 and a TF32 downcast (cheat 15) would pass. Both roles, same settings.
-        t.backends.cuda.matmul.allow_tf32 = False
-        t.backends.cudnn.allow_tf32 = False
-        if not self.cuda:
-            t.set_num_threads(1)  # see session.scrubbed_env: stable, comparable CPU numbers
-        a = t.randn(64, 64)
-        (a @ a).sum().item()
-        t.ones(1 << 16).add_(1).sum().item()
-        if self.cuda:
-            t.cuda.init()
-            t.cuda.set_device(t.device(self.device).index or 0)  # 'cuda' has no index
-            b = t.randn(256, 256, device=self.device)
-            (b @ b).sum().item()
-            l2 = getattr(t.cuda.get_device_properties(self.device), "L2_cache_size", 50 * 2**20)
-            self.flush_buf = t.empty(max(2 * l2, 2**24) // 4, dtype=t.float32, device=self.device)
-            self._marker = t.empty(1, device=self.device)
-            t.cuda.synchronize()
-        self._warm_profiler()
+        """Start torch's thread pools, CUDA and the profiler before anything is counted."""
+        from sandbox import warmup
 
-    def _warm_profiler(self) -> None:
-        """The first profiler session of a process pays its setup (Kineto, and CUPTI on a GPU):
-        2.5 s on a CPU, 6.5 s on the H100 under build load, measured inside the profiled
-        call. Paid here instead, before the judgement holds the device; both roles do it so
-        they carry the same profiler state into their timed calls."""
-        from torch.profiler import ProfilerActivity, profile
-
-        t = self.torch
-        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.cuda else [])
-        with profile(activities=acts):
-            t.ones(8, device=self.device).add_(1)
-            if self.cuda:
-                t.cuda.synchronize()
+        self.flush_buf, self._marker = warmup.warm(self.torch, self.device, self.cuda)
 
     # -- requests ---------------------------------------------------------------------------
     def setup(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -360,20 +327,6 @@ class Worker:
             "py_threads": self._mon_threads() if m else [],
             "native_threads": len(_listdir("/proc/self/task")),
         }
-
-
-def _keep_freed_blocks_in_heap() -> None:
-    """glibc: serve blocks up to 32 MiB from the heap and never trim it, so a freed (poisoned)
-    block is what the next same-size allocation gets: the CPU analogue of the CUDA caching
-    allocator that the NaN poisoning relies on. Both roles do it, so timings stay comparable."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None)
-        libc.mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD
-        libc.mallopt(-1, 2**30)  # M_TRIM_THRESHOLD
-    except (OSError, AttributeError):
-        pass
 
 
 def _is_compile_exc(e: BaseException) -> bool:
