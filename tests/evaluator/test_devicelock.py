@@ -1,29 +1,75 @@
 """Two judgements in one process never hold a device at the same time (sandbox/devicelock.py):
-the second waits after starting its workers, and that wait is recorded, not charged."""
+the second waits after starting its workers, and that wait is recorded, not charged.
+
+The test holds the CPU device itself until both judgements are queued for it, so the order of
+events does not depend on how fast this machine starts workers."""
 
 from __future__ import annotations
 
 import threading
+import time
 
+from sandbox import devicelock
 from sandbox.verdict import Status
 from tests.evaluator.conftest import python_candidate, run
 
 
-def test_concurrent_judgements_take_the_device_one_at_a_time():
+class RecordingLock:
+    """The device lock, with the time each thread asked for it, got it and gave it back."""
+
+    def __init__(self) -> None:
+        self.inner = threading.Lock()
+        self.log: list[tuple[str, str, float]] = []
+
+    def acquire(self, *a, **k) -> bool:
+        self.log.append((threading.current_thread().name, "want", time.monotonic()))
+        got = self.inner.acquire(*a, **k)
+        self.log.append((threading.current_thread().name, "got", time.monotonic()))
+        return got
+
+    def release(self) -> None:
+        self.log.append((threading.current_thread().name, "free", time.monotonic()))
+        self.inner.release()
+
+    def when(self, who: str, what: str) -> float:
+        return next(t for n, w, t in self.log if n == who and w == what)
+
+
+def test_concurrent_judgements_take_the_device_one_at_a_time(monkeypatch):
+    lock = RecordingLock()
+    monkeypatch.setitem(devicelock._LOCKS, devicelock.key("cpu"), lock)
     src = python_candidate("        return a + b")
-    out: list = []
+    out: dict[str, object] = {}
 
     def one():
-        out.append(run(src, allow_torch_ops=True, max_timing_s=1.0, feedback_timing_s=1.0))
+        out[threading.current_thread().name] = run(src, allow_torch_ops=True, max_timing_s=1.0,
+                                                   feedback_timing_s=1.0)
 
-    threads = [threading.Thread(target=one) for _ in range(2)]
-    for t in threads:
-        t.start()
+    names = ["judge-a", "judge-b"]
+    threads = [threading.Thread(target=one, name=n) for n in names]
+    lock.inner.acquire()  # the device is busy until both judgements wait for it
+    try:
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 300
+        while {n for n, w, _ in lock.log if w == "want"} != set(names):
+            assert time.monotonic() < deadline, "the judgements never asked for the device"
+            assert all(t.is_alive() for t in threads), "a judgement ended without asking for the device"
+            time.sleep(0.02)
+    finally:
+        lock.inner.release()
     for t in threads:
         t.join()
-    assert [v.status for v in out] == [Status.VALID, Status.VALID], [(v.status, v.message) for v in out]
-    held = sorted(v.durations_s["exclusive"] for v in out)
-    waits = sorted(v.durations_s["queue"] for v in out)
-    # both workers pairs start together; one judgement then waits about as long as the other holds
-    assert waits[0] < 0.5 <= waits[1], (waits, held)
-    assert waits[1] >= 0.5 * held[0], (waits, held)
+
+    assert [out[n].status for n in names] == [Status.VALID, Status.VALID], \
+        [(out[n].status, out[n].message) for n in names]
+    first, second = sorted(names, key=lambda n: lock.when(n, "got"))
+    # exclusive: the second got the device only after the first gave it back
+    assert lock.when(second, "got") >= lock.when(first, "free")
+    for n in names:
+        v = out[n]
+        # the verdict records the real wait and the real hold (to rounding and a little slack)
+        assert abs(v.durations_s["queue"] - (lock.when(n, "got") - lock.when(n, "want"))) < 0.05
+        assert abs(v.durations_s["exclusive"] - (lock.when(n, "free") - lock.when(n, "got"))) < 0.05
+    # the second waited for the whole of the first one's hold, and that wait is on its record
+    assert out[second].durations_s["queue"] >= out[first].durations_s["exclusive"] - 0.05
