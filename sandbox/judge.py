@@ -125,8 +125,8 @@ class Judge:
             raise TaskError(f"{self.task.path}: the reference failed on seed {seed}: {rep.get('error')}")
         self.ref_bytes = [int(b) for b in rep.get("out_bytes", [])]
 
-    def cand_call(self, seed: int, op: str = "call") -> tuple[dict[str, Any], int]:
-        rep, rtt = self.cand.request(op, seed=seed, target="candidate")
+    def cand_call(self, seed: int, op: str = "call", **extra: Any) -> tuple[dict[str, Any], int]:
+        rep, rtt = self.cand.request(op, seed=seed, target="candidate", **extra)
         if not rep.get("ok"):
             status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
             if status is Status.RUNTIME_ERROR and _is_oom(rep.get("error", "")):

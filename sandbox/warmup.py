@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 
-def warm(t: Any, device: Any, cuda: bool) -> tuple[Any, Any]:
-    """Return (the L2-flush buffer, the timing-stream marker); both None on a CPU."""
+def warm(t: Any, device: Any, cuda: bool) -> tuple[Any, Any, float]:
+    """Return (the L2-flush buffer, the timing-stream marker, the spin kernel's clock cycles
+    per microsecond); None, None, 0.0 on a CPU."""
     flush_buf = marker = None
+    rate = 0.0
     _keep_freed_blocks_in_heap()
     # fp32 means fp32: cuDNN convolutions default to TF32 on Ampere and later, which puts the
     # reference (and the eager and compile baselines) ~1e-3 off, so an exact fp32 kernel would
@@ -30,8 +32,24 @@ def warm(t: Any, device: Any, cuda: bool) -> tuple[Any, Any]:
         flush_buf = t.empty(max(2 * l2, 2**24) // 4, dtype=t.float32, device=device)
         marker = t.empty(1, device=device)
         t.cuda.synchronize()
+        rate = _spin_rate(t)
     _warm_profiler(t, device, cuda)
-    return flush_buf, marker
+    return flush_buf, marker, rate
+
+
+def _spin_rate(t: Any) -> float:
+    """Clock cycles per microsecond of ``torch.cuda._sleep`` on this GPU (the timing lead,
+    sandbox/timing.py, asks for microseconds). Best of three 1e6-cycle spins, timed by events."""
+    best = float("inf")
+    t.cuda._sleep(1000)
+    for _ in range(3):
+        s, e = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+        s.record()
+        t.cuda._sleep(1_000_000)
+        e.record()
+        e.synchronize()
+        best = min(best, s.elapsed_time(e) * 1e3)  # us
+    return 1e6 / best if best > 0 else 1000.0
 
 
 def _warm_profiler(t: Any, device: Any, cuda: bool) -> None:
