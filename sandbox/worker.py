@@ -173,7 +173,7 @@ class Worker:
         """An unfilled tensor with ``x``'s sizes, strides, dtype and device (``go`` copies ``x``
         into it). An input whose elements overlap in memory (an expanded view) is passed as is."""
         t = self.torch
-        if any(st == 0 and sz > 1 for sz, st in zip(x.size(), x.stride())):
+        if any(st == 0 and sz > 1 for sz, st in zip(x.size(), x.stride(), strict=True)):
             return x
         try:
             return t.empty_strided(x.size(), x.stride(), dtype=x.dtype, device=x.device)
@@ -200,7 +200,7 @@ class Worker:
         self.last_out = None  # the previous snapshot's memory goes back to the allocator before the poison
         stash = self._inputs(int(req["seed"]))
         given = [self._blank(x) if isinstance(x, t.Tensor) else x for x in stash]
-        self._fill = [i for i, (g, x) in enumerate(zip(given, stash)) if g is not x]
+        self._fill = [i for i, (g, x) in enumerate(zip(given, stash, strict=True)) if g is not x]
         # an input passed as is keeps a copy for the inputs-unchanged check
         stash = [self._clone(x) if isinstance(x, t.Tensor) and i not in self._fill else x
                  for i, x in enumerate(stash)]
