@@ -3,8 +3,10 @@
 A judgement holds its device's lock from the moment its two workers are up (before the
 candidate is imported: import-time code may already use the GPU) until both workers are gone,
 so no other candidate's code, reference or timing runs on that device meanwhile. What is left
-outside the lock is only trusted work: starting the workers (Python, torch, the CUDA context,
-the warm-up). An executor with two judging threads per device therefore overlaps the next
+outside the lock is only trusted work that launches no GPU kernel: starting the workers
+(Python, torch, the CUDA context, allocations, the profiler's set-up). The warm-up's kernels
+run after the lock is taken (``warm_device``): a kernel from another process's context would
+time-slice the GPU under the current judgement's timed calls. An executor with two judging threads per device therefore overlaps the next
 judgement's start-up with the current one's checks and timing, and timings stay exclusive.
 
 CPU judgements take the ``cpu`` lock for the same reason: host timers measure the same cores.

@@ -240,6 +240,13 @@ class Judge:
         for w in (self.ref, self.cand):
             w.deadline += waited
         self.v.durations_s["queue"] = round(waited, 3)
+        if self.cfg.device.startswith("cuda"):  # the warm-up's kernels, now that no one else times
+            for w in (self.ref, self.cand):
+                rep, _ = w.request("warm_device")
+                if not rep.get("ok"):
+                    from harness.suite.task import TaskError
+
+                    raise TaskError(f"the {w.role} worker's GPU warm-up failed: {rep.get('error', '')[:2000]}")
 
     def setup(self, profile: str) -> None:
         common = {"task_source": self.task.source, "task_path": str(self.task.path),

@@ -76,7 +76,15 @@ class Worker:
         """Start torch's thread pools, CUDA and the profiler before anything is counted."""
         from sandbox import warmup
 
-        self.flush_buf, self._marker, self._spin_rate = warmup.warm(self.torch, self.device, self.cuda)
+        self.flush_buf, self._marker = warmup.warm(self.torch, self.device, self.cuda)
+
+    def warm_device(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The warm-up's GPU kernels (sandbox/warmup.py), asked for once the device is held."""
+        from sandbox import warmup
+
+        if self.cuda:
+            self._spin_rate = warmup.warm_device(self.torch, self.device, self.flush_buf)
+        return {"ok": True, "spin_cycles_per_us": self._spin_rate}
 
     # -- requests ---------------------------------------------------------------------------
     def setup(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -219,14 +227,14 @@ class Worker:
         if self.cuda and profiler is None:  # a spin in a profiled window would read as a kernel
             self._lead(float(req.get("lead_us", 0.0)))
         h0 = _perf_ns()
-        # the call's inputs are written now, on the timing stream behind the lead: work that a
-        # candidate queues where it does not follow that stream (a side stream, to overlap the
-        # lead) reads the previous call's data and fails the timed-output checks
-        for i in self._fill:
-            inputs[i].copy_(stash[i])
-        self._flush()
         try:
             with t.no_grad():
+                # the call's inputs are written now, on the timing stream behind the lead: work a
+                # candidate queues where it does not follow that stream (a side stream, to overlap
+                # the lead) reads the previous call's data and fails the timed-output checks
+                for i in self._fill:
+                    inputs[i].copy_(stash[i])
+                self._flush()
                 if self.cuda:
                     if profiler is not None:
                         profiler.start()
@@ -396,7 +404,8 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     send({"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role})
     handlers = {"setup": w.setup, "call": w.call, "fetch": w.fetch, "profile": w.profile,
-                "monitor": w.monitor_report, "poison": w.set_poison, "prepare": w.prepare, "go": w.go}
+                "monitor": w.monitor_report, "poison": w.set_poison, "prepare": w.prepare, "go": w.go,
+                "warm_device": w.warm_device}
     if a.role == "candidate":
         handlers["import"] = w.import_candidate
     else:

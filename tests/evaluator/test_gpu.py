@@ -47,3 +47,20 @@ def test_side_stream_kernel_is_rejected():
         "#include <torch/extension.h>", "#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>")
     v = run(src, **GPU)
     assert v.status is Status.REJECTED and v.rule in (rules.SIDE_STREAM, rules.WALL_CLOCK), v.message
+
+
+def test_timed_calls_run_behind_a_lead_sized_from_the_baselines():
+    """sandbox/timing.py's lead: the warm-up's kernels ran inside the device lock (the
+    ``warm_device`` request of both workers), the spin was calibrated, and the lead covers the
+    baselines' enqueue time, so the candidate's samples sit in one mode (most within 5% of the
+    fastest decile) instead of the two of the third session's H100 runs."""
+    import numpy as np
+
+    v = run(CUDA_ADD, mode=Mode.FINAL, baselines=("eager", "compile"), seed=None, **GPU)
+    assert v.status is Status.VALID, (v.message, v.logs)
+    assert {"reference.warm_device", "candidate.warm_device"} <= set(v.evidence["requests"])
+    e = v.evidence["enqueue_us"]
+    assert 40 <= e["lead_us"] <= 1000
+    assert e["lead_us"] >= max(e["median"]["eager"], e["median"]["compile"])
+    s = np.asarray(v.timings["candidate"].samples_us)
+    assert np.mean(s <= 1.05 * np.quantile(s, 0.1)) >= 0.5, np.quantile(s, [0.05, 0.25, 0.5, 0.75, 0.95])
