@@ -14,11 +14,14 @@ among several (the parent's own clock, the separate reference process, the sandb
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 import threading
 import time
 from typing import Any
+
+_getattr_static = inspect.getattr_static  # captured before any candidate code is imported
 
 TOOLCHAIN_MARKERS = ("/triton/", "torch/utils/cpp_extension", "/cupy/", "/torch/_inductor/",
                      "/cuda/bindings/", "/nvrtc", "/numba/")
@@ -209,13 +212,13 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     import socket
     import struct
 
-    from sandbox import channel, outfile, profsummary
+    from sandbox import callpath, channel, outfile, profsummary
 
     d["socket.socket.sendall"] = socket.socket.sendall
     d["socket.socket.recv_into"] = socket.socket.recv_into
     d["json.dumps"], d["json.loads"] = json.dumps, json.loads
     d["struct.pack"] = struct.pack
-    for mod in (channel, outfile, profsummary, sys.modules[__name__]):
+    for mod in (callpath, channel, outfile, profsummary, sys.modules[__name__]):
         for k, v in vars(mod).items():
             if callable(v) and not k.startswith("__"):
                 d[f"{mod.__name__}.{k}"] = v
@@ -227,10 +230,14 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     for k, v in worker_globals.items():
         if not k.startswith("__") and (callable(v) or isinstance(v, (int, float, str))):
             d[f"worker.{k}"] = v
-        if isinstance(v, type) and v.__module__ in (worker_globals.get("__name__"), __name__):
-            for mk, mv in vars(v).items():
-                if callable(mv):
-                    d[f"worker.{k}.{mk}"] = mv
+        if isinstance(v, type) and v.__module__ in (worker_globals.get("__name__"), __name__, callpath.__name__):
+            # every method as the class resolves it (its own and inherited, e.g. Worker's
+            # CallPath methods): a method set on the class or on a base both change it
+            for mk in dir(v):
+                if not mk.startswith("__"):
+                    mv = _getattr_static(v, mk)
+                    if callable(mv) or isinstance(mv, (staticmethod, classmethod)):
+                        d[f"worker.{k}.{mk}"] = mv
     for mk, mv in vars(Monitor).items():
         if callable(mv):
             d[f"Monitor.{mk}"] = mv

@@ -16,23 +16,17 @@ import argparse
 import os
 import sys
 import time
-import traceback
 from typing import Any
 
 from sandbox import profsummary
+from sandbox.callpath import CallPath, _format_exc, _is_compile_exc, _listdir, _trunc
 
-_perf_ns = time.perf_counter_ns  # aliases captured before any candidate code is imported
-_ptime_ns, _ttime_ns = time.process_time_ns, time.thread_time_ns
-_listdir = os.listdir
 _globals = globals
-MAX_TEXT = 20000
 
 
-def _trunc(s: str, n: int = MAX_TEXT) -> str:
-    return s if len(s) <= n else s[: n // 2] + "\n...[truncated]...\n" + s[-n // 2 :]
+class Worker(CallPath):
+    """The requests of either role; one call's path (prepare, go, finish) is in CallPath."""
 
-
-class Worker:
     def __init__(self, role: str, scratch: str, device: str, cache_root: str) -> None:
         import torch
 
@@ -152,169 +146,6 @@ class Worker:
                 "cache_hits": buildcache.STATS["hits"], "lite": buildcache.STATS["lite"],
                 "lite_fallbacks": buildcache.STATS["lite_fallbacks"]}
 
-    def _seed(self, seed: int) -> None:
-        """torch.manual_seed without its lazy cuda/xpu/mtia hooks (they cost ~2 ms per call)."""
-        self._cpu_gen.manual_seed(seed)
-        if self.cuda:
-            self.torch.cuda.manual_seed(seed)
-
-    def _inputs(self, seed: int) -> list[Any]:
-        t = self.torch
-        self._seed(seed)
-        with t.device(self.device):
-            inputs = list(self._get_inputs())
-        return [x.to(self.device) if isinstance(x, t.Tensor) and x.device != self.device else x
-                for x in inputs]
-
-    def _poison(self) -> None:
-        t = self.torch
-        for n in self.poison_bytes:
-            blk = t.empty(max(n // 4, 1), dtype=t.float32, device=self.device)
-            blk.fill_(float("nan"))
-            del blk
-
-    def _flush(self) -> None:
-        if self.flush_buf is not None:
-            self.flush_buf.zero_()
-
-    def _blank(self, x: Any) -> Any:
-        """An unfilled tensor with ``x``'s sizes, strides, dtype and device (``go`` copies ``x``
-        into it). An input whose elements overlap in memory (an expanded view) is passed as is."""
-        t = self.torch
-        if any(st == 0 and sz > 1 for sz, st in zip(x.size(), x.stride(), strict=True)):
-            return x
-        try:
-            return t.empty_strided(x.size(), x.stride(), dtype=x.dtype, device=x.device)
-        except (RuntimeError, TypeError):  # sparse, quantized, nested: no blank form
-            return x
-
-    def _lead(self, us: float) -> None:
-        """Keep the GPU busy for ``us`` before the start event (sandbox/timing.py: the lead), so
-        the host's start-record and launches are queued before the GPU reaches them."""
-        if us > 0 and self._spin is not None and self._spin_rate > 0:
-            self._spin(int(us * self._spin_rate))
-
-    def prepare(self, req: dict[str, Any]) -> dict[str, Any]:
-        """First half of a call (untimed by the parent): fresh inputs into a stash, blank
-        tensors of the same sizes and strides for the call (``go`` fills them), poison."""
-        t = self.torch
-        w0 = _perf_ns()
-        self.finish()
-        # CPU burnt by other threads since the previous call's timed window ended: an honest
-        # worker is idle there (OMP_WAIT_POLICY=PASSIVE); work pushed to a pool is not
-        p_now, t_now = _ptime_ns(), _ttime_ns()
-        self._bg_ns = (p_now - self._mark[0]) - (t_now - self._mark[1]) if self._mark else 0
-        self._target = req["target"]
-        self.last_out = None  # the previous snapshot's memory goes back to the allocator before the poison
-        stash = self._inputs(int(req["seed"]))
-        given = [self._blank(x) if isinstance(x, t.Tensor) else x for x in stash]
-        self._fill = [i for i, (g, x) in enumerate(zip(given, stash, strict=True)) if g is not x]
-        # an input passed as is keeps a copy for the inputs-unchanged check
-        stash = [self._clone(x) if isinstance(x, t.Tensor) and i not in self._fill else x
-                 for i, x in enumerate(stash)]
-        self._poison()
-        self._pending = (given, stash)
-        return {"ok": True, "prep_ns": _perf_ns() - w0}
-
-    def go(self, req: dict[str, Any], profiler: Any = None) -> dict[str, Any]:
-        """Second half (the parent times this round trip): flush, clock, forward, sync."""
-        t = self.torch
-        w0 = _perf_ns()
-        if self._pending is None:
-            return {"ok": False, "kind": "protocol", "error": "go without prepare"}
-        inputs, stash = self._pending
-        model = self.models[self._target]
-        if self.cuda and profiler is None:  # a spin in a profiled window would read as a kernel
-            self._lead(float(req.get("lead_us", 0.0)))
-        h0 = _perf_ns()
-        try:
-            with t.no_grad():
-                # the call's inputs are written now, on the timing stream behind the lead: work a
-                # candidate queues where it does not follow that stream (a side stream, to overlap
-                # the lead) reads the previous call's data and fails the timed-output checks
-                for i in self._fill:
-                    inputs[i].copy_(stash[i])
-                self._flush()
-                if self.cuda:
-                    if profiler is not None:
-                        profiler.start()
-                        self._marker.zero_()  # first kernel of the window: names the timing stream
-                    start, end = self._Event(enable_timing=True), self._Event(enable_timing=True)
-                    self._arm(True)
-                    try:
-                        start.record()
-                        out = model(*inputs)
-                        end.record()
-                        enqueue_ns = _perf_ns() - h0
-                    finally:
-                        self._arm(False)
-                    self._sync()
-                    elapsed_ns = int(start.elapsed_time(end) * 1e6)
-                    self._mark = (_ptime_ns(), _ttime_ns())
-                    if profiler is not None:
-                        profiler.stop()
-                else:
-                    if profiler is not None:
-                        profiler.start()
-                    self._arm(True)
-                    try:
-                        t0 = _perf_ns()
-                        out = model(*inputs)
-                        elapsed_ns = enqueue_ns = _perf_ns() - t0
-                    finally:
-                        self._arm(False)
-                    self._mark = (_ptime_ns(), _ttime_ns())
-                    if profiler is not None:
-                        profiler.stop()
-        except BaseException as e:  # noqa: BLE001
-            kind = "compile_error" if _is_compile_exc(e) else "runtime_error"
-            return {"ok": False, "kind": kind, "error": _trunc(_format_exc(e))}
-        outs = list(out) if isinstance(out, (tuple, list)) else [out]
-        # the output as it is when the call is over (forward returned; on a GPU, the device synced):
-        # whatever a thread or pool writes later is not in it, so late work fails the checks
-        # deterministically instead of racing the fetch. Both roles do it (same per-call overhead).
-        self.last_out = [self._clone(o.detach()) if type(o) is t.Tensor else o for o in outs]
-        if self.cuda:
-            self._sync()
-        self.last_unchanged = None  # computed by finish(), before the next request is served
-        if not self.poison_bytes:
-            self.poison_bytes = [o.numel() * o.element_size() for o in outs if isinstance(o, t.Tensor)][:4]
-        return {"ok": True, "ns": elapsed_ns, "enqueue_ns": enqueue_ns,
-                "native_threads": len(_listdir("/proc/self/task")),
-                "w_ns": _perf_ns() - w0, "bg_cpu_ns": self._bg_ns}
-
-    def finish(self) -> None:
-        """Inputs-unchanged check of the last call (runs before any later request is served)."""
-        if self._pending is None:
-            return
-        inputs, copies = self._pending  # the call's tensors and the untouched stash
-        self._pending = None
-        t = self.torch
-        if self.last_unchanged is None:
-            self.last_unchanged = all(
-                (not isinstance(a, t.Tensor)) or (a.shape == b.shape and self._equal_nan(a, b))
-                for a, b in zip(inputs, copies, strict=True)
-            )
-
-    def call(self, req: dict[str, Any], profiler: Any = None) -> dict[str, Any]:
-        """prepare + go in one request (correctness and profiled calls)."""
-        rep = self.prepare(req)
-        if not rep.get("ok"):
-            return rep
-        rep = self.go(req, profiler)
-        if rep.get("ok") and self.role == "reference":  # sizes to poison before the candidate's calls
-            rep["out_bytes"] = [o.numel() * o.element_size() for o in self.last_out if isinstance(o, self.torch.Tensor)]
-        return rep
-
-    def _equal_nan(self, a: Any, b: Any) -> bool:
-        t = self.torch
-        if self._equal(a, b):
-            return True
-        if a.dtype.is_floating_point or a.dtype.is_complex:
-            return bool(t.equal(t.nan_to_num(a, nan=0.0), t.nan_to_num(b, nan=0.0))
-                        and t.equal(t.isnan(a), t.isnan(b)))
-        return bool(self._equal(a, b))
-
     def fetch(self, req: dict[str, Any]) -> dict[str, Any]:
         """Write the last output to a file in the scratch dir (sandbox/outfile.py)."""
         if self.last_out is None:
@@ -355,10 +186,6 @@ class Worker:
         name = self.torch.cuda.get_device_name(self.device) if self.cuda else "cpu"
         return {"ok": True, "device_name": name, "torch": self.torch.__version__}
 
-    def _arm(self, on: bool) -> None:
-        if self.opcount is not None and self._target == "candidate":
-            self.opcount.arm(on)
-
     def monitor_report(self, req: dict[str, Any]) -> dict[str, Any]:
         m = self.monitor
         return {
@@ -370,19 +197,6 @@ class Worker:
             "py_threads": self._mon_threads() if m else [],
             "native_threads": len(_listdir("/proc/self/task")),
         }
-
-
-def _is_compile_exc(e: BaseException) -> bool:
-    mod = type(e).__module__ or ""
-    name = type(e).__name__
-    text = str(e)
-    return (mod.startswith("triton") and "Compil" in name) or "Error building extension" in text or (
-        "CompilationError" in name
-    )
-
-
-def _format_exc(e: BaseException) -> str:
-    return "".join(traceback.format_exception(type(e), e, e.__traceback__))
 
 
 def main(argv: list[str] | None = None) -> int:
