@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as sps
 
+from harness.estimate import Estimate
+
 BOOTSTRAP_RESAMPLES = 2000
 ALPHA = 0.05
 FAST_2_THRESHOLD = 2.0
@@ -55,16 +57,6 @@ class OpOutcome:
         if self.final_status != "valid":
             return None
         return self.speedups.get(baseline)
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A point estimate with a 95% CI (None when it cannot be computed, e.g. no ops)."""
-
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    n: int = 0
 
 
 @dataclass(frozen=True)

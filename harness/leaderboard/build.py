@@ -21,7 +21,6 @@ from harness.leaderboard.model import (
     Column,
     Entry,
     EntryOp,
-    Interval,
     Leaderboard,
     OpInfo,
     Pair,
@@ -46,12 +45,8 @@ METRICS = (
 )
 
 
-def _iv(e: st.Estimate) -> Interval:
-    return Interval(e.value, e.ci_low, e.ci_high, e.n)
-
-
 def _summary(s: st.RunSummary, kind: str = "bootstrap over ops") -> Summary:
-    return Summary(s.baseline, kind, s.n_ops, s.n_valid_ops, *(_iv(getattr(s, m)) for m in METRICS))
+    return Summary(s.baseline, kind, s.n_ops, s.n_valid_ops, *(getattr(s, m) for m in METRICS))
 
 
 def _seeds_summary(per_run: list[st.RunSummary], baseline: str) -> Summary:
@@ -61,9 +56,9 @@ def _seeds_summary(per_run: list[st.RunSummary], baseline: str) -> Summary:
     for m in METRICS:
         xs = [getattr(s, m).value for s in per_run]
         if m in SPEEDUP_METRICS:
-            vals[m] = _iv(st.mean_ci(xs, log=True))
+            vals[m] = st.mean_ci(xs, log=True)
         else:
-            vals[m] = _iv(st.mean_ci(xs, bounds=(0.0, 1.0)))
+            vals[m] = st.mean_ci(xs, bounds=(0.0, 1.0))
     return Summary(
         baseline, f"t over {len(per_run)} seeds",
         round(sum(s.n_ops for s in per_run) / len(per_run)),

@@ -15,6 +15,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.estimate import Estimate
+
 SCHEMA_VERSION = 1
 OFFLINE_LABEL = "offline model (not an LLM result)"
 HOST_TIMER_LABEL = "CPU host timers: test only"
@@ -22,16 +24,6 @@ HOST_TIMER_LABEL = "CPU host timers: test only"
 
 class LeaderboardError(ValueError):
     pass
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A number with its 95% CI (``ci_*`` None when no interval exists, e.g. one seed)."""
-
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    n: int = 0
 
 
 @dataclass(frozen=True)
@@ -121,14 +113,14 @@ class Summary:
     ci_kind: str  # "bootstrap over ops" (one run) | "t over seeds" (several runs)
     n_ops: int
     n_valid_ops: int
-    compiled_rate: Interval
-    correct_rate: Interval
-    median: Interval
-    geomean: Interval
-    median_raw: Interval
-    geomean_raw: Interval
-    fast_1: Interval
-    fast_2: Interval
+    compiled_rate: Estimate
+    correct_rate: Estimate
+    median: Estimate
+    geomean: Estimate
+    median_raw: Estimate
+    geomean_raw: Estimate
+    fast_1: Estimate
+    fast_2: Estimate
 
 
 @dataclass(frozen=True)
