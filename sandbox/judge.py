@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-import shutil
 import threading
 import time
 from typing import Any
@@ -18,19 +17,12 @@ from typing import Any
 import torch
 
 from sandbox import rules, scan
+from sandbox.checks import Checks, Reject, _is_oom
 from sandbox.devicelock import device_lock
 from sandbox.evaluate import EvalConfig
 from sandbox.isolation import Limits, get_launcher
 from sandbox.session import ProtocolViolation, WorkerDied, WorkerSession
-from sandbox.verdict import Mode, Status, Trial, Verdict
-
-
-class Reject(Exception):
-    """Stops the cascade with a verdict."""
-
-    def __init__(self, status: Status, rule: str | None, message: str, **evidence: Any) -> None:
-        super().__init__(message)
-        self.status, self.rule, self.message, self.evidence = status, rule, message, evidence
+from sandbox.verdict import Mode, Status, Verdict
 
 
 def cache_root(config: EvalConfig) -> str:
@@ -69,24 +61,9 @@ def _mem_total() -> int:
     return 16 * 2**30
 
 
-def _is_oom(text: str) -> bool:
-    return any(s in text for s in ("MemoryError", "can't allocate memory", "not enough memory",
-                                   "CUDA out of memory", "OutOfMemoryError", "Cannot allocate memory"))
+class Judge(Checks):
+    """One judgement's state and phases; requests and output checks are in Checks."""
 
-
-def _hand_over(src: str, dst_dir: str, n: int) -> str:
-    """Move a candidate's output file into the reference worker's scratch (same filesystem:
-    a rename; otherwise a copy)."""
-    dst = os.path.join(dst_dir, f"cand-out{n}.pt")
-    try:
-        os.replace(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
-        os.unlink(src)
-    return dst
-
-
-class Judge:
     def __init__(self, task: Any, source: str, config: EvalConfig) -> None:
         self.task, self.source, self.cfg = task, source, config
         self.final = config.mode is Mode.FINAL
@@ -115,88 +92,6 @@ class Judge:
     # -- helpers -----------------------------------------------------------------------
     def overrides(self, profile: str) -> dict[str, Any]:
         return dict(self.task.shapes.get(profile, {})) if profile != "default" else {}
-
-    def ref_call(self, seed: int) -> None:
-        """The reference's output for ``seed``, left in the reference worker for ``check``."""
-        rep, _ = self.ref.request("call", seed=seed, target="eager")
-        if not rep.get("ok"):
-            from harness.suite.task import TaskError
-
-            raise TaskError(f"{self.task.path}: the reference failed on seed {seed}: {rep.get('error')}")
-        self.ref_bytes = [int(b) for b in rep.get("out_bytes", [])]
-
-    def cand_call(self, seed: int, op: str = "call", **extra: Any) -> tuple[dict[str, Any], int]:
-        rep, rtt = self.cand.request(op, seed=seed, target="candidate", **extra)
-        if not rep.get("ok"):
-            status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
-            if status is Status.RUNTIME_ERROR and _is_oom(rep.get("error", "")):
-                raise Reject(Status.REJECTED, rules.RESOURCES, "the candidate ran out of its memory limit",
-                             log=rep.get("error", ""))
-            raise Reject(status, None, f"the candidate raised on a call (seed {seed})",
-                         log=rep.get("error", ""))
-        return rep, rtt
-
-    def check_output(self, what: str, against: str = "last", keep: str | None = None) -> dict[str, Any]:
-        """Fetch the candidate's last output and have the reference worker compare it
-        (sandbox/refcheck.py). Returns the check's reply; raises Reject for an output that is
-        not plain tensors of the reference's types, or inputs the candidate modified."""
-        f, _ = self.cand.request("fetch")
-        if not f.get("ok"):
-            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f.get("error", "output cannot be fetched"))
-        limit = 2 * sum(self.ref_bytes) + 2**20  # plain tensors of the reference's sizes, plus pickle framing
-        if int(f.get("nbytes", 0)) > limit:
-            os.unlink(f["path"])
-            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE,
-                         f"{what}: the output is {int(f['nbytes'])} bytes; the reference's outputs are "
-                         f"{sum(self.ref_bytes)} bytes in all")
-        self.n_checks += 1
-        path = _hand_over(f["path"], self.ref.scratch, self.n_checks)
-        rep, _ = self.ref.request("check", path=path, devices=f.get("devices", []), atol=self.atol, rtol=self.rtol,
-                                  against=against, keep=keep, trivial=against == "last")
-        if not rep.get("ok"):
-            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f"{what}: the output could not be checked: "
-                         f"{str(rep.get('error', ''))[:500]}")
-        if rep.get("load_error"):
-            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, rep["load_error"])
-        if not rep.get("types_ok"):
-            raise Reject(Status.INCORRECT if rep.get("plain") else Status.REJECTED, rules.OUTPUT_TYPE,
-                         f"{what}: {rep.get('message')}")
-        if not f.get("inputs_unchanged"):
-            raise Reject(Status.INCORRECT, rules.INPUTS_MODIFIED, f"{what}: the candidate modified its inputs")
-        return rep
-
-    def check_against(self, seed: int, label: str, index: int, rule_fail: str | None = None,
-                      ref_ready: bool = False, keep: str | None = None) -> Trial:
-        """Compare the candidate's last output with the reference's for ``seed`` (computed now
-        unless ``ref_ready``: the reference's last call used that seed)."""
-        if not ref_ready:
-            self.ref_call(seed)
-        rep = self.check_output(f"trial {index} ({label})", keep=keep)
-        trial = Trial(index, label, bool(rep["passed"]), rep.get("max_abs_err"), rep.get("max_rel_err"),
-                      rep.get("mismatch_fraction"), rep.get("message", ""))
-        self.v.trials.append(trial)
-        if not trial.passed:
-            raise Reject(Status.INCORRECT, rule_fail or rep.get("rule"),
-                         f"trial {index} ({label}, seed {seed}): {rep.get('message')}")
-        if rep.get("trivial"):
-            raise Reject(Status.INCORRECT, rules.TRIVIAL_OUTPUT, f"trial {index} ({label}): {rep['trivial']}")
-        return trial
-
-    def check_monitor(self, phase: str) -> dict[str, Any]:
-        rep, _ = self.cand.request("monitor")
-        from sandbox.customcode import check_op_counts
-
-        check_op_counts(self, phase, rep)
-        for ev in rep.get("events", []):
-            raise Reject(Status.REJECTED, ev["rule"], f"{phase}: blocked {ev['what']} (during {ev['phase']})",
-                         events=rep["events"])
-        if rep.get("changed"):
-            raise Reject(Status.REJECTED, rules.TIMER_PATCHED,
-                         f"{phase}: timing functions were replaced: {', '.join(rep['changed'][:5])}")
-        if rep.get("py_threads"):
-            raise Reject(Status.REJECTED, rules.THREADS,
-                         f"{phase}: the candidate started Python threads: {rep['py_threads'][:5]}")
-        return rep
 
     # -- phases ------------------------------------------------------------------------
     def start(self) -> None:
