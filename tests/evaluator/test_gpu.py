@@ -63,4 +63,7 @@ def test_timed_calls_run_behind_a_lead_sized_from_the_baselines():
     assert 40 <= e["lead_us"] <= 1000
     assert e["lead_us"] >= max(e["median"]["eager"], e["median"]["compile"])
     s = np.asarray(v.timings["candidate"].samples_us)
-    assert np.mean(s <= 1.05 * np.quantile(s, 0.1)) >= 0.5, np.quantile(s, [0.05, 0.25, 0.5, 0.75, 0.95])
+    floor = float(np.quantile(s, 0.1))
+    # within 5% (or 2 us, the add kernel is a few us) of the fastest decile; a launch that the
+    # lead failed to hide would add the host's overhead, tens of us
+    assert np.mean(s <= floor + max(0.05 * floor, 2.0)) >= 0.5, np.quantile(s, [0.05, 0.25, 0.5, 0.75, 0.95])
