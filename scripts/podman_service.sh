@@ -72,6 +72,10 @@ if [ -n "${KH_PODMAN_STORAGE_DRIVER:-}" ]; then
 fi
 
 rm -f "$SOCK"
+# the service and its conmon processes run in the state dir: conmon leaves an empty "oom" file
+# in its working directory when a container is OOM-killed (it landed in the repository root
+# whenever the tests started the service from there)
+cd "$DIR"
 CONTAINERS_CONF="$DIR/containers.conf" setsid nohup podman "${storage_args[@]}" system service \
     --time=0 "unix://$SOCK" >"$DIR/service.log" 2>&1 </dev/null &
 echo $! >"$DIR/service.pid"
