@@ -6,8 +6,9 @@ so no other candidate's code, reference or timing runs on that device meanwhile.
 outside the lock is only trusted work that launches no GPU kernel: starting the workers
 (Python, torch, the CUDA context, allocations, the profiler's set-up). The warm-up's kernels
 run after the lock is taken (``warm_device``): a kernel from another process's context would
-time-slice the GPU under the current judgement's timed calls. An executor with two judging threads per device therefore overlaps the next
-judgement's start-up with the current one's checks and timing, and timings stay exclusive.
+time-slice the GPU under the current judgement's timed calls. An executor with two judging
+threads per device therefore overlaps the next judgement's start-up with the current one's
+checks and timing, and timings stay exclusive.
 
 CPU judgements take the ``cpu`` lock for the same reason: host timers measure the same cores.
 """

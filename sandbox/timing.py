@@ -37,8 +37,9 @@ BG_FRACTION = 0.2
 GAP_FRACTION_CPU = 1.0  # CPU: candidate overhead may reach 2x eager's before it counts
 GAP_FLOOR_CPU_US = 5000.0  # CPU: host timers on a shared box; threads are caught by thread checks
 GAP_MULT_CPU = 3.0
-# The lead (GPU only): a spin kernel queued after the L2 flush and before the start event, so
-# the host has queued the start event and the call's launches before the GPU reaches them.
+# The lead (GPU only): a spin kernel queued ahead of the call's input copies, the L2 flush and
+# the start event (sandbox/callpath.py), so the host has queued the start event and the call's
+# launches before the GPU reaches them.
 # Without it the events also measured how late the host launched: on the H100 every callable
 # was bimodal (relu: 93 us when the flush hid the launch, 140-230 us when it did not; the slow
 # mode ordered compile > candidate > eager, as their host overheads are). Sized from the
@@ -86,7 +87,7 @@ def time_candidate(j: Judge) -> None:
     bg: dict[str, list[float]] = {n: [] for n in names}  # other threads' CPU after each window  # worker-side overhead (diagnostic only)
     spent: dict[str, float] = {n: 0.0 for n in names}
     done: dict[str, bool] = {n: False for n in names}
-    enqueue: dict[str, list[float]] = {n: [] for n in names}  # host us from start event to end event
+    enqueue: dict[str, list[float]] = {n: [] for n in names}  # host us from the lead to the end event
     checks = 0
     check_s = 0.0  # parent seconds spent on timed-output checks
     t_phase = time.monotonic()
@@ -171,7 +172,7 @@ def time_candidate(j: Judge) -> None:
         j.check_against(seed, "timed", len(j.v.trials), rules.TIMED_OUTPUT)
     one("candidate", timed=False)
     j.check_against(seed, "re-check", len(j.v.trials), rules.TIMED_OUTPUT)
-    j.v.evidence["enqueue_us"] = {  # host time from the start event's record to the end event's
+    j.v.evidence["enqueue_us"] = {  # host time from the lead's launch to the end event's record
         "lead_us": round(lead, 1), "warm_up": {n: [round(x, 1) for x in v] for n, v in warm_enqueue.items()},
         "median": {n: round(float(np.median(v)), 2) for n, v in enqueue.items() if v}}
     j.v.evidence["timed_checks"] = {"n": checks + 1, "phase_s": round(time.monotonic() - t_phase, 3),
