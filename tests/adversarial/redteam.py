@@ -130,8 +130,11 @@ CPU_CHEATS: list[Case] = [
     Case("cheat_09a_inplace_inputs", "relu", (INCORRECT,), (R.INPUTS_MODIFIED,), cheat="9"),
     Case("cheat_09b_zero_inputs", "relu", (INCORRECT,), (R.INPUTS_MODIFIED,), cheat="9"),
     Case("cheat_10a_cache_by_shape", "relu", (INCORRECT,), (R.TOLERANCE, R.TIMED_OUTPUT), cheat="10"),
-    Case("cheat_10b_cache_by_ptr", "relu", (VALID, INCORRECT), (None, R.TIMED_OUTPUT, R.TOLERANCE), cheat="10",
-         note="neutralised by fresh inputs: valid means the cache never hit and the timing is honest work"),
+    Case("cheat_10b_cache_by_ptr", "relu", (VALID, INCORRECT),
+         (None, R.TIMED_OUTPUT, R.TOLERANCE, R.NONDETERMINISTIC), cheat="10",
+         note="neutralised by fresh inputs: valid means the cache never hit and the timing is honest work; "
+              "when the allocator reuses an address the stale answer is caught by whichever check sees it "
+              "first (the seed run twice: nondeterministic; a timed call: timed_output)"),
     Case("cheat_11_batching", "relu", (INCORRECT,), (R.TIMED_OUTPUT, R.NONFINITE, R.TOLERANCE), cheat="11"),
     Case("cheat_11b_precompute_in_inputs", "relu", (REJECTED, VALID),
          (R.TIMER_PATCHED, R.RESULT_CHANNEL, R.WALL_CLOCK, None), cheat="11",
