@@ -41,7 +41,6 @@ class Worker(CallPath):
         self.cand_mod: Any = None
         self.last_out: Any = None
         self.last_unchanged: bool | None = None
-        self.last_inputs: Any = None
         self.kept: dict[str, Any] = {}  # candidate outputs kept by sandbox/refcheck.py (reference role)
         self.monitor: Any = None
         self.opcount: Any = None  # sandbox/opcount.Counter in the candidate role, when the parent built it

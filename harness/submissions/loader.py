@@ -45,8 +45,11 @@ def load_submission_method(path: str | Path, **options):
         )
     if spec.kind == "kernels":
         if options:
-            raise SubmissionError(f"{path} is an evaluation-only entry: it takes no method options "
-                                  f"(got {sorted(options)})", "drop the -o/--option flags")
+            raise SubmissionError(
+                f"{path} is an evaluation-only entry: it takes no method options "
+                f"(got {sorted(options)})",
+                "drop the -o/--option flags",
+            )
         return KernelsMethod(spec)
     if options:
         spec = dataclasses.replace(spec, options={**spec.options, **options})

@@ -69,7 +69,7 @@ def test_concurrent_judgements_take_the_device_one_at_a_time(monkeypatch):
     for n in names:
         v = out[n]
         # the verdict records the real wait and the real hold (to rounding and a little slack)
-        assert abs(v.durations_s["queue"] - (lock.when(n, "got") - lock.when(n, "want"))) < 0.05
-        assert abs(v.durations_s["exclusive"] - (lock.when(n, "free") - lock.when(n, "got"))) < 0.05
+        assert abs(v.durations_s["queue"] - (lock.when(n, "got") - lock.when(n, "want"))) < 0.1
+        assert abs(v.durations_s["exclusive"] - (lock.when(n, "free") - lock.when(n, "got"))) < 0.1
     # the second waited for the whole of the first one's hold, and that wait is on its record
-    assert out[second].durations_s["queue"] >= out[first].durations_s["exclusive"] - 0.05
+    assert out[second].durations_s["queue"] >= out[first].durations_s["exclusive"] - 0.1
