@@ -190,7 +190,7 @@ class CallPath:
         if a.dtype.is_floating_point or a.dtype.is_complex:
             return bool(t.equal(t.nan_to_num(a, nan=0.0), t.nan_to_num(b, nan=0.0))
                         and t.equal(t.isnan(a), t.isnan(b)))
-        return bool(self._equal(a, b))
+        return False
 
     def _arm(self, on: bool) -> None:
         if self.opcount is not None and self._target == "candidate":

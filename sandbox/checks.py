@@ -25,6 +25,15 @@ def _is_oom(text: str) -> bool:
                                    "CUDA out of memory", "OutOfMemoryError", "Cannot allocate memory"))
 
 
+def failure_status(rep: dict[str, Any], oom_message: str) -> Status:
+    """The status of a failed candidate reply: compile_error or runtime_error. A runtime error
+    that ran out of memory is ``rejected sandbox.resources`` instead (raised here)."""
+    status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
+    if status is Status.RUNTIME_ERROR and _is_oom(rep.get("error", "")):
+        raise Reject(Status.REJECTED, rules.RESOURCES, oom_message, log=rep.get("error", ""))
+    return status
+
+
 def _hand_over(src: str, dst_dir: str, n: int) -> str:
     """Move a candidate's output file into the reference worker's scratch (same filesystem:
     a rename; otherwise a copy)."""
@@ -53,10 +62,7 @@ class Checks:
     def cand_call(self, seed: int, op: str = "call", **extra: Any) -> tuple[dict[str, Any], int]:
         rep, rtt = self.cand.request(op, seed=seed, target="candidate", **extra)
         if not rep.get("ok"):
-            status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
-            if status is Status.RUNTIME_ERROR and _is_oom(rep.get("error", "")):
-                raise Reject(Status.REJECTED, rules.RESOURCES, "the candidate ran out of its memory limit",
-                             log=rep.get("error", ""))
+            status = failure_status(rep, "the candidate ran out of its memory limit")
             raise Reject(status, None, f"the candidate raised on a call (seed {seed})",
                          log=rep.get("error", ""))
         return rep, rtt

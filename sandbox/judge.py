@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from sandbox import rules, scan
-from sandbox.checks import Checks, Reject, _is_oom
+from sandbox.checks import Checks, Reject, failure_status
 from sandbox.devicelock import device_lock
 from sandbox.evaluate import EvalConfig
 from sandbox.isolation import Limits, get_launcher
@@ -166,10 +166,7 @@ class Judge(Checks):
         self.v.durations_s["import"] = round(rtt / 1e9, 3)
         self.v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks")}
         if not rep.get("ok"):
-            status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
-            if status is Status.RUNTIME_ERROR and _is_oom(rep.get("error", "")):
-                raise Reject(Status.REJECTED, rules.RESOURCES, "importing the candidate ran out of its memory limit",
-                             log=rep.get("error", ""))
+            status = failure_status(rep, "importing the candidate ran out of its memory limit")
             what = "compiling" if status is Status.COMPILE_ERROR else "importing"
             raise Reject(status, None, f"{what} the candidate failed", log=rep.get("error", ""))
         self.check_monitor("import")

@@ -50,8 +50,9 @@ def warm_device(t: Any, device: Any, flush_buf: Any) -> float:
 
 
 def _spin_rate(t: Any) -> float:
-    """Clock cycles per microsecond of ``torch.cuda._sleep`` on this GPU (the timing lead,
-    sandbox/timing.py, asks for microseconds). Best of three 1e6-cycle spins, timed by events."""
+    """Clock cycles per microsecond of ``torch.cuda._sleep`` on this GPU (a wrapper of
+    ``torch._C._cuda_sleep``, the spin the timing lead of sandbox/timing.py runs for a number
+    of microseconds). Best of three 1e6-cycle spins, timed by events."""
     best = float("inf")
     t.cuda._sleep(1000)
     for _ in range(3):
