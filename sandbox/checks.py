@@ -9,6 +9,7 @@ import shutil
 from typing import Any
 
 from sandbox import rules
+from sandbox.task import TaskError
 from sandbox.verdict import Status, Trial
 
 
@@ -54,8 +55,6 @@ class Checks:
         """The reference's output for ``seed``, left in the reference worker for ``check``."""
         rep, _ = self.ref.request("call", seed=seed, target="eager")
         if not rep.get("ok"):
-            from harness.suite.task import TaskError
-
             raise TaskError(f"{self.task.path}: the reference failed on seed {seed}: {rep.get('error')}")
         self.ref_bytes = [int(b) for b in rep.get("out_bytes", [])]
 

@@ -50,10 +50,10 @@ def evaluate(task: Any, source: str, config: EvalConfig | None = None) -> Verdic
     """Judge ``source`` (a ModelNew candidate) against ``task`` (a Task or a task file path).
 
     Returns a Verdict for anything the candidate does; raises CandidateError for unusable
-    candidate input and harness.suite.task.TaskError for a broken reference.
+    candidate input and sandbox.task.TaskError for a broken reference.
     """
-    from harness.suite.task import Task, load_task
     from sandbox.judge import judge
+    from sandbox.task import Task, load_task
 
     if not isinstance(task, Task):
         task = load_task(task)

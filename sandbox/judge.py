@@ -22,6 +22,7 @@ from sandbox.devicelock import device_lock
 from sandbox.evaluate import EvalConfig
 from sandbox.isolation import Limits, get_launcher
 from sandbox.session import ProtocolViolation, WorkerDied, WorkerSession
+from sandbox.task import TaskError
 from sandbox.verdict import Mode, Status, Verdict
 
 
@@ -41,12 +42,6 @@ def environment(device: str, isolation: str) -> dict[str, Any]:
                            "isolation": isolation, "device": device}
     if not device.startswith("cuda"):
         env["cpu_threads_per_worker"] = 1
-    try:
-        from harness.env import probe  # type: ignore[import-not-found]
-
-        env.update(probe())
-    except Exception:  # noqa: BLE001 - optional richer probe from the suite helper
-        pass
     return env
 
 
@@ -139,8 +134,6 @@ class Judge(Checks):
             for w in (self.ref, self.cand):
                 rep, _ = w.request("warm_device")
                 if not rep.get("ok"):
-                    from harness.suite.task import TaskError
-
                     raise TaskError(f"the {w.role} worker's GPU warm-up failed: {rep.get('error', '')[:2000]}")
 
     def setup(self, profile: str) -> None:
@@ -148,8 +141,6 @@ class Judge(Checks):
                   "overrides": self.overrides(profile), "init_seed": self.init_seed}
         rep, _ = self.ref.request("setup", compile=self.final and "compile" in self.cfg.baselines, **common)
         if not rep.get("ok"):
-            from harness.suite.task import TaskError
-
             raise TaskError(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
         rep, _ = self.cand.request("setup", **common)
         if not rep.get("ok"):
@@ -203,8 +194,6 @@ class Judge(Checks):
             raise Reject(Status.REJECTED, hit[0], f"{cfg.candidate_name}: {hit[1]}", static_scan=True)
         profile = cfg.profile
         if profile != "default" and profile not in self.task.shapes:
-            from harness.suite.task import TaskError
-
             raise TaskError(f"{self.task.path}: no shape profile {profile!r} (has {self.task.profiles})")
         self.start()
         self.import_candidate()
@@ -304,8 +293,6 @@ def _died(j: Judge, e: WorkerDied) -> None:
     violation = w.handle.violation() if w is not None else None
     tail = w.log_tail() if w is not None else ""
     if j.ref is not None and "reference" in str(e) and not e.timed_out:
-        from harness.suite.task import TaskError
-
         raise TaskError(f"{j.task.path}: the reference worker died: {e}\n{j.ref.log_tail()}")
     if violation:
         j.v.status, j.v.rule, j.v.message = Status.REJECTED, rules.RESOURCES, f"resource limit: {violation}"

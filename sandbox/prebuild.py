@@ -63,11 +63,11 @@ def _compile_error_verdict(task: Any, source: str, config: EvalConfig, rep: dict
 
 def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildResult:
     """Build ``source`` for ``task`` into the build cache; never raises for a bad candidate."""
-    from harness.suite.task import Task, load_task
     from sandbox import scan
     from sandbox.isolation import Limits, get_launcher
     from sandbox.judge import cache_root
     from sandbox.session import WorkerDied, WorkerSession
+    from sandbox.task import Task, load_task
 
     config = config or EvalConfig()
     if not isinstance(task, Task):

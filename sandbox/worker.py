@@ -81,7 +81,7 @@ class Worker(CallPath):
 
     # -- requests ---------------------------------------------------------------------------
     def setup(self, req: dict[str, Any]) -> dict[str, Any]:
-        from harness.suite.task import exec_source
+        from sandbox.task import exec_source
 
         t = self.torch
         mod = exec_source(req["task_source"], req["task_path"], "_kh_task")
@@ -104,8 +104,8 @@ class Worker(CallPath):
         return {"ok": True}
 
     def import_candidate(self, req: dict[str, Any]) -> dict[str, Any]:
-        from harness.suite.task import exec_source
         from sandbox import buildcache, monitors
+        from sandbox.task import exec_source
 
         buildcache.install(self.cache_root)
         if req.get("opcount"):  # the module the parent built (sandbox/opcount.py), loaded by path

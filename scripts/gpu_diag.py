@@ -4,8 +4,8 @@ import faulthandler
 import sys
 import time
 
-from harness.suite.task import load_task
 from sandbox.evaluate import EvalConfig, evaluate
+from sandbox.task import load_task
 from sandbox.verdict import Mode
 
 task, cand, mode, limit = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])

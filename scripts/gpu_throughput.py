@@ -284,8 +284,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from harness.suite.task import load_task
     from sandbox.evaluate import EvalConfig
+    from sandbox.task import load_task
     from sandbox.verdict import Mode
 
     device = a.device or ("cuda" if torch.cuda.is_available() else "cpu")

@@ -11,16 +11,10 @@ from pathlib import Path
 
 import click
 
-from sandbox.verdict import Mode, Verdict
+from harness.cli.evalopts import default_device, eval_config, eval_options
+from sandbox.verdict import Verdict
 
-
-def _default_device() -> str:
-    try:
-        import torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    except Exception:  # noqa: BLE001
-        return "cpu"
+_default_device = default_device  # the name this module had before evalopts.py
 
 
 def summary(v: Verdict) -> str:
@@ -70,28 +64,7 @@ def summary(v: Verdict) -> str:
 @click.command("eval")
 @click.argument("reference", type=click.Path(dir_okay=False))
 @click.argument("candidate", type=click.Path(dir_okay=False))
-@click.option("--device", default=None, help="cuda | cuda:N | cpu (default: cuda if available)")
-@click.option(
-    "--mode", type=click.Choice(["feedback", "final"]), default="final", show_default=True
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
-@click.option(
-    "--sandbox", type=click.Choice(["process", "docker"]), default="process", show_default=True
-)
-@click.option("--allow-torch-ops", is_flag=True, help="Research use: let torch compute (recorded).")
-@click.option(
-    "--seed",
-    type=int,
-    default=None,
-    help="Public seed (feedback mode); final mode draws a secret one.",
-)
-@click.option(
-    "--profile", default=None, help="Shape profile (default: 'small' on CPU when the task has it)."
-)
-@click.option(
-    "--timeout", type=float, default=600.0, show_default=True, help="Wall limit in seconds."
-)
-@click.option("--max-timing-s", type=float, default=None, help="Time cap per measured callable.")
+@eval_options(after_mode=[click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")])
 def cli(
     reference: str,
     candidate: str,
@@ -106,8 +79,8 @@ def cli(
     max_timing_s: float | None,
 ) -> None:
     """Judge CANDIDATE (a ModelNew source) against REFERENCE (a KernelBench-format task)."""
-    from harness.suite.task import TaskError, load_task
-    from sandbox.evaluate import CandidateError, EvalConfig, evaluate
+    from sandbox.evaluate import CandidateError, evaluate
+    from sandbox.task import TaskError, load_task
 
     device = device or _default_device()
     if device == "cpu" and not as_json:
@@ -123,20 +96,9 @@ def cli(
     if not cpath.is_file():
         click.echo(f"error: {cpath}: no such candidate file", err=True)
         sys.exit(2)
-    if profile is None:
-        profile = "small" if device == "cpu" and "small" in task.shapes else "default"
-    kw = {} if max_timing_s is None else {"max_timing_s": max_timing_s}
-    cfg = EvalConfig(
-        mode=Mode(mode),
-        device=device,
-        sandbox=sandbox,
-        seed=seed,
-        timeout_s=timeout,
-        allow_torch_ops=allow_torch_ops,
-        profile=profile,
-        candidate_name=cpath.name,
-        **kw,
-    )
+    cfg = eval_config(task, device=device, mode=mode, sandbox=sandbox, seed=seed, profile=profile,
+                      timeout=timeout, allow_torch_ops=allow_torch_ops, max_timing_s=max_timing_s,
+                      candidate_name=cpath.name)
     try:
         v = evaluate(task, cpath.read_text(), cfg)
     except CandidateError as e:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from harness.suite.suites import SuiteError, find_task, load_suites, resolve
-from harness.suite.task import Task, TaskError
+from sandbox.task import Task, TaskError
 
 
 def _fail(e: Exception) -> None:

@@ -117,7 +117,7 @@ def verify(
     progress: Callable[[str], None] = lambda s: None,
     evaluate_fn: Callable[[Any, str, Any], Any] = _default_evaluate,
 ) -> VerifyReport:
-    from harness.suite.task import load_task
+    from sandbox.task import load_task
     from sandbox.evaluate import CandidateError, EvalConfig
     from sandbox.verdict import Mode
 

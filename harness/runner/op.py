@@ -27,7 +27,7 @@ from harness.runner.metering import make_meter, metered
 from harness.runner.resume import ResumedModel
 from harness.runner.tasks import task_context
 from harness.store import Results, config_key, sha256_text
-from harness.suite.task import Task
+from sandbox.task import Task
 from sandbox.evaluate import CandidateError, EvalConfig
 from sandbox.verdict import Mode, Status, Verdict
 

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from harness.suite.task import Task
+from sandbox.task import Task
 
 
 @dataclass(frozen=True)

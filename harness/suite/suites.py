@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from harness.suite.task import Task, TaskError, load_task
+from sandbox.task import Task, TaskError, load_task
 
 
 class SuiteError(TaskError):

@@ -91,7 +91,7 @@ def warm_build_cache(candidate: str, cache_root: str | None = None) -> None:
     code = (
         "import sys; from sandbox import buildcache; "
         "root = sys.argv[2] or str(buildcache.default_root()); buildcache.install(root); "
-        "from harness.suite.task import exec_source; "
+        "from sandbox.task import exec_source; "
         "exec_source(open(sys.argv[1]).read(), sys.argv[1])"
     )
     subprocess.run([sys.executable, "-c", code, str(CANDIDATES / f"{candidate}.py"), cache_root or ""],

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from harness.suite.checks import discriminative_failures
-from harness.suite.task import load_task
 from sandbox import rules
 from sandbox.evaluate import evaluate
+from sandbox.task import load_task
 from sandbox.verdict import Mode, Status
 
 from .redteam import (

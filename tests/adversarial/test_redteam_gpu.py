@@ -16,8 +16,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness.suite.task import load_task
 from sandbox.evaluate import evaluate
+from sandbox.task import load_task
 from sandbox.verdict import Status
 
 from .redteam import CPU_CHEATS, GPU_CASES, Case, config, describe, params, warm_build_cache

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.suite.task import load_task
 from sandbox.evaluate import EvalConfig, evaluate
+from sandbox.task import load_task
 from sandbox.verdict import Mode, Status
 
 REPO = Path(__file__).resolve().parents[2]

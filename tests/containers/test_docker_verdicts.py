@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.suite.task import load_task
 from sandbox.evaluate import EvalConfig, evaluate
+from sandbox.task import load_task
 from sandbox.verdict import Status
 
 pytestmark = pytest.mark.podman

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.suite.task import load_task
 from sandbox.evaluate import EvalConfig, evaluate
+from sandbox.task import load_task
 from sandbox.verdict import Mode
 
 HERE = Path(__file__).resolve().parent

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from harness.executors.local import LocalExecutor
-from harness.suite.task import load_task
 from sandbox.evaluate import EvalConfig, evaluate
 from sandbox.prebuild import prebuild
+from sandbox.task import load_task
 from sandbox.verdict import Mode, Status
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ import torch
 
 from harness.suite.checks import discriminative_failures, run_reference
 from harness.suite.suites import op_paths
-from harness.suite.task import load_task
+from sandbox.task import load_task
 
 pytestmark = [
     pytest.mark.gpu,

@@ -14,7 +14,7 @@ from harness.suite.suites import (
     resolve,
     resolve_paths,
 )
-from harness.suite.task import load_task
+from sandbox.task import load_task
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kernelbench"
 
