@@ -1,0 +1,93 @@
+"""The evaluator options ``harness eval`` and ``harness eval-batch`` share, and the one place
+that turns them into an ``EvalConfig`` (so a batch judges exactly as one-at-a-time eval does).
+
+    @click.command()
+    @eval_options()                     # --device --mode --sandbox --allow-torch-ops --seed ...
+    def cli(device, mode, sandbox, allow_torch_ops, seed, profile, timeout, max_timing_s): ...
+
+    cfg = eval_config(task, device=..., mode=..., ..., candidate_name="k.py")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+EVAL_OPTION_NAMES = (
+    "device", "mode", "sandbox", "allow_torch_ops", "seed", "profile", "timeout", "max_timing_s",
+)  # fmt: skip
+
+
+def default_device() -> str:
+    try:
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    except Exception:  # noqa: BLE001
+        return "cpu"
+
+
+def eval_options(after_mode: Sequence[Callable[[Any], Any]] = ()) -> Callable[[Any], Any]:
+    """The evaluator's click options in ``harness eval``'s order; ``after_mode``: more option
+    decorators placed between ``--mode`` and ``--sandbox`` (eval's ``--json``)."""
+    opts = [
+        click.option("--device", default=None, help="cuda | cuda:N | cpu (default: cuda if available)"),
+        click.option("--mode", type=click.Choice(["feedback", "final"]), default="final", show_default=True),
+        *after_mode,
+        click.option("--sandbox", type=click.Choice(["process", "docker"]), default="process",
+                     show_default=True),
+        click.option("--allow-torch-ops", is_flag=True, help="Research use: let torch compute (recorded)."),
+        click.option("--seed", type=int, default=None,
+                     help="Public seed (feedback mode); final mode draws a secret one."),
+        click.option("--profile", default=None,
+                     help="Shape profile (default: 'small' on CPU when the task has it)."),
+        click.option("--timeout", type=float, default=600.0, show_default=True, help="Wall limit in seconds."),
+        click.option("--max-timing-s", type=float, default=None, help="Time cap per measured callable."),
+    ]  # fmt: skip
+
+    def deco(f: Any) -> Any:
+        for opt in reversed(opts):  # click lists options in decoration order, outermost first
+            f = opt(f)
+        return f
+
+    return deco
+
+
+def resolve_profile(task: Any, device: str, profile: str | None) -> str:
+    """``--profile`` or its default: ``small`` on CPU when the task has it, else ``default``."""
+    if profile is not None:
+        return profile
+    return "small" if device == "cpu" and "small" in task.shapes else "default"
+
+
+def eval_config(
+    task: Any,
+    *,
+    device: str,
+    mode: str,
+    sandbox: str,
+    seed: int | None,
+    profile: str | None,
+    timeout: float,
+    allow_torch_ops: bool,
+    max_timing_s: float | None,
+    candidate_name: str,
+) -> Any:
+    """The ``EvalConfig`` ``harness eval`` uses for these options (profile default resolved)."""
+    from sandbox.evaluate import EvalConfig
+    from sandbox.verdict import Mode
+
+    kw = {} if max_timing_s is None else {"max_timing_s": max_timing_s}
+    return EvalConfig(
+        mode=Mode(mode),
+        device=device,
+        sandbox=sandbox,
+        seed=seed,
+        timeout_s=timeout,
+        allow_torch_ops=allow_torch_ops,
+        profile=resolve_profile(task, device, profile),
+        candidate_name=candidate_name,
+        **kw,
+    )
