@@ -13,6 +13,7 @@ from harness import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("harness.cli.run", "Run an optimizer (method) over the op suite."),
     "eval": ("harness.cli.eval", "Judge one candidate kernel against one reference op."),
+    "eval-batch": ("harness.cli.eval_batch", "Judge many (reference, candidate) pairs, resumably."),
     "suite": ("harness.cli.suite", "List and inspect the reference op suite."),
     "leaderboard": ("harness.cli.leaderboard", "Build, serve and verify the static leaderboard."),
     "submit": ("harness.cli.submit", "Scaffold and validate a method submission."),

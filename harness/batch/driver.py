@@ -1,0 +1,314 @@
+"""Judging a batch of (reference, candidate) pairs through an executor, resumably.
+
+    report = run_batch(pairs, BatchOptions(out=Path("out"), device="cpu", mode="final"))
+
+Every pair gets the ``EvalConfig`` that ``harness eval`` would build for it
+(``harness.cli.evalopts.eval_config``), so verdicts are those of one-at-a-time evaluation. All
+pairs are submitted at once to the executor (``local``: compile workers build ahead of one
+timing lane per device; ``ray``; ``serial``); rows are written in the calling thread as
+verdicts arrive, so the output files and the store have one writer.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from concurrent.futures import Future, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from harness.batch.inputs import Pair
+from harness.batch.output import (
+    HARNESS_ERROR,
+    INPUT_ERROR,
+    BatchOutput,
+    base_row,
+    fill_verdict,
+    row_key,
+    short,
+)
+
+
+@dataclass
+class BatchOptions:
+    out: Path
+    device: str = "cpu"
+    mode: str = "final"
+    sandbox: str = "process"
+    seed: int | None = None
+    profile: str | None = None
+    timeout: float = 600.0
+    allow_torch_ops: bool = False
+    max_timing_s: float | None = None
+    executor: str = "local"  # local | ray | serial
+    jobs: int | None = None  # local: compile workers (None: CPUs - 1)
+    ray_address: str | None = None
+    store: Path | None = None
+    label: str = "batch"
+    progress: bool = True
+
+
+@dataclass
+class Prepared:
+    pair: Pair
+    mode: str
+    device: str
+    source: str | None = None
+    task: Any = None
+    config: Any = None
+    row: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None  # unusable before judging: an input_error row
+
+
+@dataclass
+class BatchReport:
+    rows: list[dict[str, Any]]  # one per pair of the batch, in input order
+    judged: int  # judged (or found unusable) in this invocation
+    skipped: int  # judged by an earlier invocation
+    out: Path
+    run_id: str | None = None  # the store's run, with --store
+    executor: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def counts(self) -> Counter:
+        return Counter(r["status"] for r in self.rows)
+
+    @property
+    def unjudged(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["status"] in (INPUT_ERROR, HARNESS_ERROR)]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.unjudged else 0
+
+
+class BatchProgress:
+    """One line per kernel on stderr (rewritten in place on a terminal): counts and ETA."""
+
+    def __init__(
+        self, total: int, skipped: int, stream: TextIO | None = None, enabled: bool = True
+    ):
+        self.total, self.done, self.judged = total, skipped, 0
+        self.counts: Counter = Counter()
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.t0 = time.monotonic()
+        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        if skipped:
+            self._emit(
+                f"[{self.done}/{total}] {skipped} judged earlier (resumed), skipped", final=True
+            )
+
+    def kernel(self, row: dict[str, Any]) -> None:
+        self.done += 1
+        self.judged += 1
+        self.counts[row["status"]] += 1
+        per = (time.monotonic() - self.t0) / self.judged
+        secs = int(per * (self.total - self.done))
+        eta = f"{secs // 3600}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+        counts = ", ".join(f"{k} {n}" for k, n in sorted(self.counts.items()))
+        self._emit(
+            f"[{self.done}/{self.total}] {counts} | ETA {eta} | {row['id']}: {row['status']}",
+            final=self.done == self.total,
+        )
+
+    def _emit(self, line: str, final: bool = False) -> None:
+        if not self.enabled:
+            return
+        if self._tty:
+            self.stream.write("\r\033[K" + line + ("\n" if final else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
+    """Read every candidate and reference once; build its config, row and key."""
+    from harness.cli.evalopts import eval_config, resolve_profile
+    from harness.store import sha256_text
+    from harness.suite import TaskError, load_task
+
+    tasks: dict[Path, Any] = {}
+    out = []
+    for pair in pairs:
+        p = Prepared(pair, pair.mode or opts.mode, pair.device or opts.device)
+        ref_sha = cand_sha = ""
+        profile = opts.profile or ""
+        if pair.error:
+            p.error = pair.error
+        elif pair.reference is not None:
+            rp = pair.reference.resolve()
+            if rp not in tasks:
+                try:
+                    tasks[rp] = load_task(pair.reference)
+                except TaskError as e:
+                    tasks[rp] = e
+            if isinstance(tasks[rp], Exception):
+                p.error = str(tasks[rp])
+            else:
+                p.task = tasks[rp]
+                ref_sha = p.task.sha256
+                profile = resolve_profile(p.task, p.device, opts.profile)
+        try:
+            p.source = pair.candidate.read_text()
+            cand_sha = sha256_text(p.source)
+        except FileNotFoundError:
+            p.error = p.error or f"{pair.candidate}: no such candidate file"
+        except (OSError, UnicodeDecodeError) as e:
+            p.error = p.error or f"{pair.candidate}: cannot read the candidate: {e}"
+        if p.error is None:
+            p.config = eval_config(
+                p.task,
+                device=p.device,
+                mode=p.mode,
+                sandbox=opts.sandbox,
+                seed=opts.seed,
+                profile=opts.profile,
+                timeout=opts.timeout,
+                allow_torch_ops=opts.allow_torch_ops,
+                max_timing_s=opts.max_timing_s,
+                candidate_name=pair.candidate.name,
+            )
+        key = row_key(pair.id, cand_sha, ref_sha, p.mode, p.device, profile)
+        p.row = base_row(
+            pair.id,
+            str(pair.reference or ""),
+            str(pair.candidate),
+            mode=p.mode,
+            device=p.device,
+            profile=profile,
+            cand_sha=cand_sha,
+            ref_sha=ref_sha,
+            key=key,
+        )
+        out.append(p)
+    return out
+
+
+def _executor(opts: BatchOptions, preps: list[Prepared]) -> Any:
+    cuda = any(p.device.startswith("cuda") for p in preps)
+    if opts.executor == "local":
+        from harness.executors.local import LocalExecutor, default_timing_devices
+
+        return LocalExecutor(
+            compile_workers=opts.jobs,
+            compile_cuts=cuda,
+            timing_devices=default_timing_devices() if cuda else ["cpu"],
+        )
+    from harness.executors import make_executor
+
+    return make_executor(opts.executor, ray_address=opts.ray_address, compile_cuts=cuda)
+
+
+def _outcome(p: Prepared, fut: Future) -> tuple[Any, str | None, str | None]:
+    """(verdict, input error, harness error) of a finished judgement."""
+    from harness.suite import TaskError
+    from sandbox.evaluate import CandidateError
+
+    try:
+        return fut.result(), None, None
+    except (CandidateError, TaskError) as e:
+        return None, str(e), None
+    except Exception as e:  # noqa: BLE001 - the executor failed, not the kernel: retried later
+        return None, None, f"{type(e).__name__}: {e}"
+
+
+def run_batch(
+    pairs: list[Pair], opts: BatchOptions, *, stream: TextIO | None = None
+) -> BatchReport:
+    from harness.store import config_key
+
+    preps = _prepare(pairs, opts)
+    out = BatchOutput(opts.out)
+    done = out.open({p.pair.id: p.row["key"] for p in preps})
+    todo = [p for p in preps if p.row["key"] not in done]
+    progress = BatchProgress(len(preps), len(preps) - len(todo), stream, opts.progress)
+    recorder = None
+    if opts.store is not None:
+        from harness.batch.record import StoreRecorder
+
+        cfg = {k: v for k, v in asdict(opts).items() if k not in ("out", "store", "progress")}
+        recorder = StoreRecorder(
+            opts.store,
+            out.dir,
+            label=opts.label,
+            device=opts.device,
+            config={**cfg, "out": str(opts.out)},
+            n_kernels=len(preps),
+        )
+
+    def emit(p: Prepared, verdict: Any, input_error: str | None, harness_error: str | None) -> None:
+        row = dict(p.row)
+        if verdict is not None:
+            fill_verdict(row, verdict)
+            row["verdict_file"], row["verdict_sha256"] = out.write_verdict(
+                p.pair.id, row["key"], verdict
+            )
+        else:
+            row["status"] = INPUT_ERROR if input_error else HARNESS_ERROR
+            row["message"] = short(input_error or harness_error or "")
+        out.append(row)
+        done[row["key"]] = row
+        progress.kernel(row)
+        if (
+            recorder is not None
+            and p.task is not None
+            and p.source is not None
+            and not harness_error
+        ):
+            recorder.record(
+                p.pair.id,
+                p.task,
+                p.source,
+                verdict,
+                parse_error=input_error and short(input_error),
+                config_key=config_key(p.config) if p.config is not None else None,
+            )
+
+    if recorder is not None:  # kernels judged by an earlier invocation, stored unless already there
+        for p in preps:
+            row = done.get(p.row["key"])
+            if row is not None and p.task is not None and p.source is not None:
+                v = out.read_verdict(row)
+                if v is not None or row["status"] == INPUT_ERROR:
+                    recorder.record(
+                        p.pair.id,
+                        p.task,
+                        p.source,
+                        v,
+                        parse_error=row["message"] if v is None else None,
+                        config_key=config_key(p.config) if p.config is not None else None,
+                    )
+    summary: dict[str, Any] = {}
+    error = None
+    try:
+        for p in [p for p in todo if p.error is not None]:
+            emit(p, None, p.error, None)
+        judge = [p for p in todo if p.error is None]
+        if judge:
+            ex = _executor(opts, preps)
+            try:
+                futs = {ex.submit(p.task, p.source, p.config): p for p in judge}
+                for fut in as_completed(futs):
+                    emit(futs[fut], *_outcome(futs[fut], fut))
+                summary = ex.summary() if hasattr(ex, "summary") else {}
+            finally:
+                ex.close()
+    except BaseException as e:
+        error = f"interrupted: {type(e).__name__}"
+        raise
+    finally:
+        out.close()
+        if recorder is not None:
+            recorder.finish(error)
+    rows = [done[p.row["key"]] for p in preps if p.row["key"] in done]
+    return BatchReport(
+        rows,
+        judged=len(todo),
+        skipped=len(preps) - len(todo),
+        out=out.dir,
+        run_id=recorder.run_id if recorder else None,
+        executor=summary,
+    )
