@@ -1,10 +1,19 @@
 """Content-addressed build cache for ``torch.utils.cpp_extension.load_inline`` / ``load``.
 
 Installed in the candidate worker before the candidate is imported. Each build goes to
-``cache_root/<sha256>`` where the hash covers the sources, functions, flags, torch / CUDA /
+``<dir>/<sha256>`` where the hash covers the sources, functions, flags, torch / CUDA /
 Python versions and the arch list; the module name is derived from the hash, a per-hash
 ``fcntl`` lock serialises concurrent builds of the same source, and a finished build (marker
 file ``.ok``) is imported directly without running the compiler again.
+
+Tiers under the cache root (``layout``), so that no candidate can plant a build another loads:
+
+* ``shared/``: written only by trusted processes (the harness's warm-ups, the tests'); every
+  worker mounts it read-only and loads from it first;
+* ``cand/<candidate hash>/``: one candidate's own builds (and its Triton/cupy caches), mounted
+  read-write only into that candidate's workers, so what it writes there only it ever loads;
+* ``trusted/``: the harness's own helpers (sandbox/opcount.py), built by the parent, read-only
+  to workers and hash-checked before loading.
 """
 
 from __future__ import annotations
@@ -42,6 +51,13 @@ def _key(kind: str, payload: dict[str, Any]) -> str:
         "payload": payload,
     }
     return hashlib.sha256(json.dumps(meta, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def layout(root: str | os.PathLike[str], candidate_source: str) -> tuple[str, str, str]:
+    """(shared tier, this candidate's own dir, trusted helpers' dir) under the cache ``root``."""
+    own = hashlib.sha256(candidate_source.encode()).hexdigest()[:32]
+    r = Path(root)
+    return str(r / "shared"), str(r / "cand" / own), str(r / "trusted")
 
 
 def entry(root: str | os.PathLike[str], kind: str, payload: dict[str, Any]) -> tuple[Path, str]:
@@ -93,12 +109,14 @@ def _files_payload(sources: Any) -> list[tuple[str, str]]:
     return out
 
 
-def install(root: str | os.PathLike[str]) -> None:
-    """Wrap cpp_extension.load_inline / load so builds go through the cache at ``root``."""
+def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = ()) -> None:
+    """Wrap cpp_extension.load_inline / load so builds go through the cache at ``root``;
+    a finished build in one of the read-only ``shared`` dirs is loaded from there first."""
     from torch.utils import cpp_extension as ce
 
     root_p = Path(root)
     root_p.mkdir(parents=True, exist_ok=True)
+    shared_p = [Path(d) for d in shared]
     orig_inline, orig_load = ce.load_inline, ce.load
     # additive (throughput helper, docs/performance.md): with KH_BUILD_PCH=1 the trusted parent has
     # built torch's precompiled extension.h; builds use it, and none deletes it for the others
@@ -124,6 +142,15 @@ def install(root: str | os.PathLike[str]) -> None:
         pass
 
     def cached(kind: str, payload: dict[str, Any], build: Any, is_python_module: bool, cut: bool = False) -> Any:
+        for sp in shared_p:  # a trusted build: load it, never write there
+            sd, sname = entry(sp, kind, payload)
+            if is_python_module and (sd / ".ok").exists():
+                try:
+                    mod = ce._import_module_from_library(sname, str(sd), True)
+                    STATS["hits"] += 1
+                    return mod
+                except ImportError:
+                    pass
         d, name = entry(root_p, kind, payload)
         h = d.name
         ACTIVE[:] = [str(d), str(root_p / f"{h}.lock")]

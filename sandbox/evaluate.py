@@ -44,6 +44,7 @@ class EvalConfig:
     check_fraction: float = 0.15  # share of timed candidate calls whose output is checked
     candidate_name: str = "candidate.py"  # file name shown in messages
     memory_limit_gb: float | None = None  # None: CPU min(8 GiB, 35% of RAM) RSS; GPU 64 GiB
+    unsafe_no_isolation: bool = False  # judge even where no jail can be made (recorded: isolation none)
 
 
 def evaluate(task: Any, source: str, config: EvalConfig | None = None) -> Verdict:

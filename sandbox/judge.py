@@ -16,11 +16,12 @@ from typing import Any
 
 import torch
 
-from sandbox import rules, scan
+from sandbox import buildcache, opcount, rules, scan
 from sandbox.checks import Checks, Reject, failure_status
 from sandbox.devicelock import device_lock
 from sandbox.evaluate import EvalConfig
 from sandbox.isolation import Limits, get_launcher
+from sandbox.isolation.process import outer_uid
 from sandbox.session import ProtocolViolation, WorkerDied, WorkerSession
 from sandbox.task import TaskError
 from sandbox.verdict import Mode, Status, Verdict
@@ -90,8 +91,11 @@ class Judge(Checks):
 
     # -- phases ------------------------------------------------------------------------
     def start(self) -> None:
-        launcher = get_launcher(self.cfg.sandbox)
-        root = cache_root(self.cfg)
+        launcher = get_launcher(self.cfg.sandbox, unsafe=self.cfg.unsafe_no_isolation)
+        check = getattr(launcher, "check", None)
+        if callable(check):
+            check()  # IsolationUnavailable: a setup error, before any worker starts
+        shared, own, trusted = buildcache.layout(cache_root(self.cfg), self.source)
         cpu = not self.cfg.device.startswith("cuda")
         ram = _mem_total()
         if self.cfg.memory_limit_gb:
@@ -101,11 +105,11 @@ class Judge(Checks):
         # RLIMIT_AS (CPU only; CUDA reserves huge virtual ranges) is a backstop above the RSS
         # watchdog: torch alone maps ~1-2 GiB of address space
         limits = Limits(address_space_bytes=(min(16 * 2**30, max(rss + 4 * 2**30, int(0.5 * ram))) if cpu else None),
-                        rss_bytes=rss, wall_seconds=self.cfg.timeout_s)
+                        rss_bytes=rss, wall_seconds=self.cfg.timeout_s, tmp_bytes=rss)
         hide = list(self.cfg.hidden_paths)
-
-        self.ref = WorkerSession("reference", launcher, self.cfg.device, root, self.deadline, limits)
-        self.cand = WorkerSession("candidate", launcher, self.cfg.device, root, self.deadline, limits, hide=hide)
+        self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits)
+        self.cand = WorkerSession("candidate", launcher, self.cfg.device, own, self.deadline, limits, hide=hide,
+                                  shared=[shared, trusted], uid=outer_uid(own))
         self.ref.connect()
         self.cand.connect()
         self.v.environment = environment(self.cfg.device, self.cand.isolation)
@@ -152,7 +156,9 @@ class Judge(Checks):
         with open(path, "w") as f:
             f.write(self.source)
         hidden = [*self.cfg.hidden_paths]
-        rep, rtt = self.cand.request("import", candidate_path=path, hidden=hidden, opcount=self.opcount_path)
+        sha = opcount.file_sha256(self.opcount_path) if self.opcount_path else None
+        rep, rtt = self.cand.request("import", candidate_path=path, hidden=hidden, opcount=self.opcount_path,
+                                     opcount_sha256=sha)
         self.v.durations_s["compile"] = round(float(rep.get("compile_s", 0.0)), 3)
         self.v.durations_s["import"] = round(rtt / 1e9, 3)
         self.v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks")}
@@ -260,9 +266,8 @@ class Judge(Checks):
 
 
 def judge(task: Any, source: str, config: EvalConfig) -> Verdict:
-    from sandbox import opcount
-
-    path, why_not = opcount.ensure(cache_root(config))  # before the judgement's clock starts
+    trusted = buildcache.layout(cache_root(config), source)[2]
+    path, why_not = opcount.ensure(trusted)  # before the judgement's clock starts; no worker writes there
     j = Judge(task, source, config)
     j.opcount_path = path
     if why_not:

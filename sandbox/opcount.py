@@ -7,8 +7,9 @@ others. This counter is a global RecordFunction callback in a tiny trusted C++ e
 It is armed by the worker around ``model(*inputs)`` on every call: correctness, profiled and
 timed. It never turns the profiler on, so an armed call looks like any other from Python.
 
-The extension is built once by the trusted parent (``ensure``) into the build cache, and the
-candidate worker loads it before importing the candidate. Only the candidate worker has it,
+The extension is built once by the trusted parent (``ensure``) into the cache's ``trusted``
+dir, which no worker can write, and the candidate worker loads it, after checking its hash
+against the one the parent recorded, before importing the candidate. Only the candidate worker has it,
 so the eager and compile baselines are timed without its ~0.2 us per op.
 
 Limit: native code in the candidate could find and remove the callback. That is the
@@ -114,11 +115,21 @@ def ensure(cache_root: str) -> tuple[str | None, str | None]:
         return res
 
 
+def file_sha256(path: str) -> str:
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 class Counter:
     """The loaded extension, held by the worker (bound functions, not looked up again)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, sha256: str | None = None) -> None:
         import importlib.util
+
+        if sha256 is not None and file_sha256(path) != sha256:  # read-only to candidates; checked anyway
+            raise RuntimeError(f"{path} does not have the hash the parent built it with")
 
         # load the module ensure() built, by path: never a compile inside a judgement
         spec = importlib.util.spec_from_file_location(Path(path).name.split(".")[0], path)

@@ -63,8 +63,9 @@ def _compile_error_verdict(task: Any, source: str, config: EvalConfig, rep: dict
 
 def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildResult:
     """Build ``source`` for ``task`` into the build cache; never raises for a bad candidate."""
-    from sandbox import scan
+    from sandbox import buildcache, scan
     from sandbox.isolation import Limits, get_launcher
+    from sandbox.isolation.process import outer_uid
     from sandbox.judge import cache_root
     from sandbox.session import WorkerDied, WorkerSession
     from sandbox.task import Task, load_task
@@ -86,8 +87,10 @@ def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildR
                     wall_seconds=config.timeout_s, niceness=BUILD_NICENESS)
     w = None
     try:
-        w = WorkerSession("candidate", get_launcher(config.sandbox), "cpu", cache_root(config),
-                          t0 + config.timeout_s, limits, hide=list(config.hidden_paths))
+        shared, own, trusted = buildcache.layout(cache_root(config), source)
+        w = WorkerSession("candidate", get_launcher(config.sandbox, unsafe=config.unsafe_no_isolation), "cpu", own,
+                          t0 + config.timeout_s, limits, hide=list(config.hidden_paths), shared=[shared],
+                          uid=outer_uid(own))
         w.connect()
         path = os.path.join(w.scratch, os.path.basename(config.candidate_name) or "candidate.py")
         with open(path, "w") as f:

@@ -10,8 +10,11 @@ JSON) raises ``ProtocolViolation`` (rule sandbox.result_channel).
 from __future__ import annotations
 
 import functools
+import hmac
 import os
+import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -86,42 +89,81 @@ def _gpu_arch() -> str | None:
 
 
 class WorkerSession:
-    def __init__(self, role: str, launcher: Launcher, device: str, cache_root: str,
-                 deadline: float, limits: Limits, hide: list[str] | None = None) -> None:
+    """``cache_root``: the worker's own build dir (rw; a candidate's namespace of the build
+    cache, sandbox/buildcache.py); ``shared``: read-only dirs it may load from (the trusted
+    tier of the cache, the harness's own helpers)."""
+
+    def __init__(self, role: str, launcher: Launcher, device: str, cache_root: str | None,
+                 deadline: float, limits: Limits, hide: list[str] | None = None,
+                 shared: list[str] | None = None, uid: int | None = None) -> None:
         self.role = role
         self.deadline = deadline
         self.scratch = tempfile.mkdtemp(prefix=f"kh-{role}-")
         os.chmod(self.scratch, 0o700)
         os.makedirs(os.path.join(self.scratch, "tmp"), exist_ok=True)
         self.log_path = os.path.join(self.scratch, "worker.log")
-        self.listener = channel.Listener()
         self.next_id = 0
         self.op_time: dict[str, list[float]] = {}  # op -> [requests, seconds] on the parent's clock
+        cache_root = cache_root or os.path.join(self.scratch, "cache")  # None: private, gone with the scratch
         os.makedirs(cache_root, exist_ok=True)
-        argv = [sys.executable, "-m", "sandbox.worker", "--role", role, "--socket", self.listener.path,
-                "--scratch", self.scratch, "--device", device, "--cache-root", cache_root]
+        shared = [d for d in (shared or []) if os.path.isdir(d)]
+        argv = [sys.executable, "-m", "sandbox.worker", "--role", role, "--scratch", self.scratch,
+                "--device", device, "--cache-root", cache_root, *(a for d in shared for a in ("--shared", d))]
+        mounts = [Mount(d, d, False) for d in shared]
+        if not cache_root.startswith(self.scratch + "/"):
+            mounts.append(Mount(cache_root, cache_root, True))
+        self.listener: channel.Listener | None = None
+        self._secret = secrets.token_hex(16)
+        pass_fds: tuple[int, ...] = ()
+        if getattr(launcher, "inherits_fds", False):
+            # an inherited socketpair: no path anyone else could connect to; the worker reads a
+            # per-worker secret from a pipe at start-up (and closes it) and sends it in its hello
+            self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            rd, wr = os.pipe()
+            os.write(wr, self._secret.encode())
+            os.close(wr)
+            argv += ["--fd", str(child.fileno()), "--secret-fd", str(rd)]
+            pass_fds = (child.fileno(), rd)
+        else:  # a container: a socket in a private dir that only this container mounts
+            self.listener = channel.Listener()
+            argv += ["--socket", self.listener.path, "--secret", self._secret]
+            mounts.append(Mount(self.listener.dir, self.listener.dir, True))
         spec = WorkerSpec(
-            argv=argv, env=scrubbed_env(self.scratch, cache_root, device.startswith("cuda")), cwd=self.scratch, scratch=self.scratch,
-            mounts=[Mount(self.listener.dir, self.listener.dir, True), Mount(cache_root, cache_root, True)],
-            hide=list(hide or []), limits=limits, gpu=device.startswith("cuda"), log_path=self.log_path,
+            argv=argv, env=scrubbed_env(self.scratch, cache_root, device.startswith("cuda")), cwd=self.scratch,
+            scratch=self.scratch, mounts=mounts, hide=list(hide or []), limits=limits,
+            gpu=device.startswith("cuda"), log_path=self.log_path, pass_fds=pass_fds, uid=uid,
         )
-        self.handle = launcher.start(spec)
+        try:
+            self.handle = launcher.start(spec)
+        finally:
+            if pass_fds:
+                child.close()
+                os.close(rd)
         self.isolation = self.handle.isolation
 
     def connect(self) -> None:
         """Accept the worker's one connection and read its hello (call from the launching thread's
         lifetime: PR_SET_PDEATHSIG is tied to the thread that started the worker)."""
         role, deadline = self.role, self.deadline
+        if self.listener is not None:
+            try:
+                self.sock = self.listener.accept(min(deadline, time.monotonic() + 120),
+                                                 alive=lambda: self.handle.poll() is None)
+            except channel.ChannelError as e:
+                self.close()
+                raise WorkerDied(f"{role} worker did not start: {e}\n{self.log_tail()}",
+                                 timed_out=isinstance(e, channel.ChannelTimeout)) from e
         try:
-            self.sock = self.listener.accept(min(deadline, time.monotonic() + 120), alive=lambda: self.handle.poll() is None)
-        except channel.ChannelError as e:
+            hello = self._recv()
+        except WorkerDied as e:
             self.close()
-            raise WorkerDied(f"{role} worker did not start: {e}\n{self.log_tail()}",
-                             timed_out=isinstance(e, channel.ChannelTimeout)) from e
-        hello = self._recv()
+            raise WorkerDied(f"{role} worker did not start: {e}\n{self.log_tail()}", timed_out=e.timed_out) from e
         if hello.get("op") != "hello" or not hello.get("ok"):
             self.close()
             raise WorkerDied(f"{role} worker failed to start: {hello.get('error', hello)}")
+        if not hmac.compare_digest(str(hello.get("secret", "")), self._secret):
+            self.close()
+            raise ProtocolViolation(f"{role} worker's first message did not carry its secret")
 
     def _recv(self) -> dict[str, Any]:
         try:
@@ -167,7 +209,7 @@ class WorkerSession:
 
     def close(self) -> None:
         try:
-            if hasattr(self, "sock"):
+            if getattr(self, "sock", None) is not None:
                 try:
                     channel.send(self.sock, {"op": "exit"})
                 except OSError:
@@ -178,7 +220,8 @@ class WorkerSession:
             else:
                 self.handle.kill()  # also reaps anything the worker left behind
         finally:
-            self.listener.close()
+            if self.listener is not None:
+                self.listener.close()
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 

@@ -27,7 +27,8 @@ _globals = globals
 class Worker(CallPath):
     """The requests of either role; one call's path (prepare, go, finish) is in CallPath."""
 
-    def __init__(self, role: str, scratch: str, device: str, cache_root: str) -> None:
+    def __init__(self, role: str, scratch: str, device: str, cache_root: str,
+                 shared: list[str] | None = None) -> None:
         import torch
 
         self.torch = torch
@@ -36,6 +37,7 @@ class Worker(CallPath):
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
         self.cache_root = cache_root
+        self.shared = list(shared or [])
         self.module: Any = None
         self.models: dict[str, Any] = {}
         self.cand_mod: Any = None
@@ -107,12 +109,12 @@ class Worker(CallPath):
         from sandbox import buildcache, monitors
         from sandbox.task import exec_source
 
-        buildcache.install(self.cache_root)
+        buildcache.install(self.cache_root, self.shared)
         if req.get("opcount"):  # the module the parent built (sandbox/opcount.py), loaded by path
             try:
                 from sandbox.opcount import Counter
 
-                self.opcount = Counter(req["opcount"])
+                self.opcount = Counter(req["opcount"], req.get("opcount_sha256"))
             except Exception as e:  # noqa: BLE001 - the judge falls back to the profiled call
                 self.opcount_error = f"{type(e).__name__}: {e}"[:300]
         cr = self.cache_root
@@ -201,21 +203,35 @@ class Worker(CallPath):
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="sandbox.worker")
     ap.add_argument("--role", choices=["reference", "candidate"], required=True)
-    ap.add_argument("--socket", required=True)
+    ap.add_argument("--socket")  # a container's channel: a path only it mounts
+    ap.add_argument("--secret", default="")
+    ap.add_argument("--fd", type=int)  # the process backend's channel: an inherited socketpair
+    ap.add_argument("--secret-fd", type=int)
+    ap.add_argument("--shared", action="append", default=[])
     ap.add_argument("--scratch", required=True)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--cache-root", required=True)
     a = ap.parse_args(argv)
     from sandbox import channel
 
-    sock = channel.connect(a.socket)  # first thing: before any candidate code exists
+    secret = a.secret
+    if a.fd is not None:  # first thing: before any candidate code exists
+        import socket
+
+        sock = socket.socket(fileno=a.fd)
+        os.set_inheritable(a.fd, False)  # compilers and other children do not get the channel
+        with os.fdopen(a.secret_fd, "rb") as f:  # read once, closed: nothing later can find it
+            secret = f.read().decode()
+    else:
+        sock = channel.connect(a.socket)
     send, recv = _private_channel(sock)  # captured now: candidate code cannot reroute replies
     try:
-        w = Worker(a.role, a.scratch, a.device, a.cache_root)
+        w = Worker(a.role, a.scratch, a.device, a.cache_root, a.shared)
     except BaseException as e:  # noqa: BLE001
-        send({"op": "hello", "ok": False, "error": _trunc(_format_exc(e))})
+        send({"op": "hello", "ok": False, "error": _trunc(_format_exc(e)), "secret": secret})
         return 3
-    send({"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role})
+    send({"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role, "secret": secret})
+    del secret
     handlers = {"setup": w.setup, "call": w.call, "fetch": w.fetch, "profile": w.profile,
                 "monitor": w.monitor_report, "poison": w.set_poison, "prepare": w.prepare, "go": w.go,
                 "warm_device": w.warm_device}

@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot run here (no engine, no image, no isolation): a setup problem the
+    user must fix, never a verdict. The message says what to do."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits of one worker (None = backend default / unlimited)."""
@@ -19,10 +24,11 @@ class Limits:
     address_space_bytes: int | None = None  # RLIMIT_AS (CPU only: CUDA needs huge VA)
     rss_bytes: int | None = None  # watchdog on the group's resident memory
     max_processes: int = 256  # watchdog on processes in the worker's tree
-    file_size_bytes: int = 2 * 1024**3  # RLIMIT_FSIZE
+    file_size_bytes: int = 16 * 1024**3  # RLIMIT_FSIZE (scratch usage is also counted by the watchdog)
     cpu_seconds: int | None = None  # RLIMIT_CPU
     wall_seconds: float = 600.0  # the caller kills at its deadline; this is a backstop
     niceness: int = 0  # > 0: a background worker (builds ahead of judging) yields the CPU to judgements
+    tmp_bytes: int = 2 * 1024**3  # size of the private tmpfs behind /tmp, /var/tmp and /dev/shm
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,8 @@ class WorkerSpec:
     network: bool = False
     gpu: bool = False
     log_path: str | None = None  # stdout+stderr of the worker go here
+    pass_fds: tuple[int, ...] = ()  # inherited fds (the channel), for backends that can pass them
+    uid: int | None = None  # root only: the unprivileged outer uid the worker runs as
 
 
 class WorkerHandle(Protocol):

@@ -20,8 +20,7 @@ LABEL_HOST = "kernel-harness.host"  # hostname of that process
 LABEL_ROLE = "kernel-harness.role"  # reference | candidate | method | ...
 
 
-class SandboxUnavailable(RuntimeError):
-    """The docker sandbox cannot run here (no engine, no image): a setup problem, not a verdict."""
+from sandbox.isolation.base import SandboxUnavailable  # noqa: E402  (re-exported: docker's setup errors)
 
 
 class EngineUnavailable(SandboxUnavailable):

@@ -1,101 +1,189 @@
-"""Process backend: one worker = one fresh process group in its own namespaces.
+"""Process backend: one worker = one jail (sandbox/isolation/jail.py) of its own namespaces.
 
-Preference order, probed once per interpreter and cached:
-1. ``bwrap``: no network, own PID namespace, read-only root, private /tmp, rw binds only for
-   the worker's scratch, the build cache and the channel dir; tmpfs over hidden paths.
-2. ``unshare --net --pid --fork --kill-child --mount-proc`` (root on the lent GPU machine,
-   which has no bwrap): no network, own PID namespace; files guarded by the audit hook only.
-3. plain subprocess, with a loud warning (``harness doctor`` says so too).
+Every setup gets the same isolation, with no system packages: the worker runs unprivileged in
+its own user, mount, PID, network, IPC and UTS namespaces, sees a fresh /proc of its PID
+namespace, a read-only tree (system dirs, the Python installation, the evaluator package)
+plus its scratch and its own build dir, private size-limited /tmp, /var/tmp and /dev/shm
+(counted against its memory limit), with no_new_privs, no capabilities, a seccomp filter and
+Landlock where the kernel has it. As root (the lent GPU machines) the worker's uid is an
+outer uid that owns nothing on the host; as an ordinary user it is that user's uid, behind
+the read-only mounts. Root without user namespaces gets the same tree and drops to that uid
+with setresuid (``jail-setuid``).
 
-Always: new session/process group, scrubbed env (done by the caller), rlimits (AS on CPU
-only, FSIZE, CPU, CORE=0, NPROC when not root), PR_SET_PDEATHSIG(SIGKILL), and a watchdog
-thread that counts the worker's descendant processes (root ignores RLIMIT_NPROC) and their
-RSS, killing the whole tree above the limits.
+When no jail can be made (an ordinary user where user namespaces are off), judging refuses to
+start unless ``unsafe`` is asked for (``--unsafe-no-isolation``): then a plain subprocess, and
+every verdict says so. ``probe()`` is what ``harness doctor`` shows.
+
+Always: new session/process group, scrubbed env (done by the caller), rlimits (AS on CPU only,
+FSIZE, CPU, CORE=0, NPROC), PR_SET_PDEATHSIG(SIGKILL), and a watchdog thread that counts the
+worker's processes and their resident memory plus what they hold in the jail's tmpfs and
+scratch dir, killing the whole tree above the limits.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
+import json
 import os
 import resource
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
-import time
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox.isolation.base import Limits, WorkerSpec
+from sandbox.isolation.base import Limits, SandboxUnavailable, WorkerSpec
 
 PR_SET_PDEATHSIG = 1
+JAIL = str(Path(__file__).resolve().parent / "jail.py")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+OUTER_UID_BASE = 1 << 20  # root: workers run as outer uids from here, which own nothing on the host
+MODES = ("jail", "jail-setuid", "none")
+
+
+class IsolationUnavailable(SandboxUnavailable):
+    """No file and process isolation can be had here (and unsafe was not asked for)."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    mode: str  # "jail" | "jail-setuid" | "none"
+    layers: dict[str, object] = field(default_factory=dict)  # what the probe saw inside
+    why_not: str = ""  # when mode is "none"
+
+    def summary(self) -> str:
+        if self.mode == "none":
+            return f"none ({self.why_not})"
+        on = [k for k, v in self.layers.items() if v not in (False, 0, None, "")]
+        return f"{self.mode}: " + ", ".join(on)
+
+
+_PROBE_CODE = r"""
+import json, os, socket
+st = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines() if ":" in l)
+procs = [p for p in os.listdir("/proc") if p.isdigit()]
+try:
+    open("/usr/.kh-probe", "w")
+    ro = False
+except OSError:
+    ro = True
+jail = json.loads(os.environ.get("KH_JAIL", "{}"))
+print(json.dumps({
+    "user_namespace_uid": os.getuid(), "pid_namespace": os.getpid() == 1 and len(procs) <= 2,
+    "network_namespace": [n for _, n in socket.if_nameindex()] == ["lo"],
+    "capabilities_dropped": int(st["CapEff"].strip(), 16) == 0 and int(st["CapBnd"].strip(), 16) == 0,
+    "no_new_privs": st.get("NoNewPrivs", "0").strip() == "1",
+    "seccomp": st.get("Seccomp", "0").strip() == "2",
+    "landlock_abi": jail.get("landlock") if isinstance(jail.get("landlock"), int) else 0,
+    "read_only_tree": ro, "private_tmp": os.statvfs("/tmp").f_blocks > 0,
+}))
+"""
+
+
+def _try(mode: str) -> tuple[dict[str, object] | None, str]:
+    scratch = tempfile.mkdtemp(prefix="kh-probe-")
+    try:
+        spec = WorkerSpec(argv=[sys.executable, "-S", "-c", _PROBE_CODE], env={"PATH": "/usr/bin:/bin"},
+                          cwd="/", scratch=scratch)
+        cfg = _jail_config(spec, mode, os.geteuid())
+        r = subprocess.run([sys.executable, "-S", "-E", "-s", JAIL], input=json.dumps(cfg), text=True,
+                           capture_output=True, timeout=60, preexec_fn=_pdeathsig)
+        shutil.rmtree(cfg["root"], ignore_errors=True)
+        if r.returncode != 0:
+            return None, (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1][:300]
+        return json.loads(r.stdout.strip().splitlines()[-1]), ""
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as e:
+        return None, f"{type(e).__name__}: {e}"[:300]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @functools.lru_cache(maxsize=1)
-def probe() -> str:
-    """Which isolation works here: 'bwrap', 'unshare' or 'none' (cached)."""
-    if os.environ.get("HARNESS_ISOLATION") in ("bwrap", "unshare", "none"):
-        return os.environ["HARNESS_ISOLATION"]
-    if shutil.which("bwrap"):
-        try:
-            r = subprocess.run(_bwrap_prefix(None) + ["true"], capture_output=True, timeout=20)
-            if r.returncode == 0:
-                return "bwrap"
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-    if shutil.which("unshare"):
-        try:
-            r = subprocess.run(_unshare_prefix() + ["true"], capture_output=True, timeout=20)
-            if r.returncode == 0:
-                return "unshare"
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-    return "none"
+def probe() -> Probe:
+    """Which isolation works here (cached). ``HARNESS_ISOLATION`` forces a mode."""
+    forced = os.environ.get("HARNESS_ISOLATION")
+    if forced == "none":
+        return Probe("none", why_not="forced by HARNESS_ISOLATION=none")
+    tried = [forced] if forced in MODES else ["jail"] + (["jail-setuid"] if os.geteuid() == 0 else [])
+    errors = []
+    for mode in tried:
+        layers, err = _try(mode)
+        if layers is not None:
+            layers = {"user_namespace": mode == "jail", "mount_namespace": True, **layers}
+            return Probe(mode, layers)
+        errors.append(f"{mode}: {err}")
+    why = "; ".join(errors)
+    if os.geteuid() != 0:
+        why += (" -- unprivileged user namespaces seem off: enable them (sysctl "
+                "kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ "
+                "kernel.apparmor_restrict_unprivileged_userns=0), run as root, or use --sandbox docker")
+    return Probe("none", why_not=why)
 
 
-def _bwrap_prefix(spec: WorkerSpec | None) -> list[str]:
-    a = ["bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
-         "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    # the fresh /tmp hides anything the worker needs that lives there (a checkout or venv in /tmp,
-    # as in CI clones): bind those back read-only
-    for keep in _code_paths_under("/tmp"):
-        a += ["--ro-bind", keep, keep]
-    if spec is not None:
-        for h in spec.hide:
-            if os.path.isdir(h):
-                a += ["--tmpfs", h]
-        for m in spec.mounts:
-            if os.path.exists(m.source):
-                a += ["--bind" if m.writable else "--ro-bind", m.source, m.target]
-        a += ["--bind", spec.scratch, spec.scratch, "--chdir", spec.cwd]
-    return a + ["--"]
-
-
-def _code_paths_under(top: str) -> list[str]:
-    """The repository, the interpreter's prefixes and PYTHONPATH entries that lie under ``top``."""
-    repo = Path(__file__).resolve().parents[2]
-    cands = [repo, Path(sys.prefix), Path(sys.base_prefix)]
-    cands += [Path(x) for x in os.environ.get("PYTHONPATH", "").split(os.pathsep) if x]
-    out: list[str] = []
-    for c in cands:
-        c = c.resolve()
-        if c.is_dir() and c.is_relative_to(top) and str(c) != top and str(c) not in out:
-            out.append(str(c))
-    return sorted(out)
-
-
-def _unshare_prefix() -> list[str]:
-    return ["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
-
-
-def _preexec(limits: Limits) -> None:
+def _pdeathsig() -> None:
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except OSError:
         pass
+
+
+def outer_uid(key: str) -> int:
+    """A stable unprivileged outer uid per key (a candidate's hash): its files in its own build
+    dir stay its own across workers, and RLIMIT_NPROC counts one candidate at a time."""
+    return OUTER_UID_BASE + int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % (1 << 16)
+
+
+def code_paths() -> list[str]:
+    """What the worker must read: the Python installation, every dir on sys.path (site-packages,
+    carried wheels) and the evaluator package; not the rest of the repository."""
+    paths = [sys.prefix, os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix),
+             str(REPO_ROOT / "sandbox")]
+    for p in sys.path:
+        if not p or not os.path.isdir(p):
+            continue
+        rp = os.path.realpath(p)
+        if rp in (str(REPO_ROOT), os.getcwd()) or str(REPO_ROOT).startswith(rp + "/"):
+            continue  # the checkout itself (harness/, results) stays outside
+        paths.append(rp)
+    cuda = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if cuda and os.path.isdir(cuda):
+        paths.append(os.path.realpath(cuda))
+    out: list[str] = []
+    for p in paths:
+        if p not in out:
+            out.append(p)
+    return out
+
+
+def _jail_config(spec: WorkerSpec, mode: str, euid: int) -> dict[str, object]:
+    uid = (spec.uid if spec.uid is not None else outer_uid(spec.scratch)) if euid == 0 else euid
+    gid = uid if euid == 0 else os.getegid()
+    root = tempfile.mkdtemp(prefix="kh-root-")
+    rw = [spec.scratch] + [m.source for m in spec.mounts if m.writable]
+    if euid == 0:
+        for d in [root, *rw]:
+            try:
+                os.chown(d, uid, gid)
+            except OSError:
+                pass
+    ro = code_paths() + [m.source for m in spec.mounts if not m.writable]
+    return {
+        "argv": spec.argv, "env": spec.env, "cwd": spec.cwd, "root": root, "ro": ro, "rw": rw,
+        "hide": list(spec.hide), "gpu": spec.gpu, "tmp_bytes": spec.limits.tmp_bytes,
+        "outer_uid": uid, "outer_gid": gid, "setuid": mode == "jail-setuid",
+        "keep_fds": list(spec.pass_fds), "parent_pid": os.getpid(), "seccomp": True,
+        "landlock": True, "landlock_ro": ["/"], "landlock_rw": ["/tmp", "/dev", "/proc", *rw],
+    }
+
+
+def _preexec(limits: Limits, unsafe: bool) -> None:
+    _pdeathsig()
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if limits.niceness > 0:  # a background worker; both are inherited by the compilers it starts
         os.nice(limits.niceness)
@@ -109,8 +197,19 @@ def _preexec(limits: Limits) -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_bytes,) * 2)
     if limits.cpu_seconds:
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds,) * 2)
-    if os.geteuid() != 0:
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes * 4,) * 2)
+    if os.geteuid() != 0 or not unsafe:  # the jail's outer uid is not root: the limit holds there
+        soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+        n = limits.max_processes * 4 if os.geteuid() == 0 else max(limits.max_processes * 4, _nproc_in_use() + 512)
+        if hard != resource.RLIM_INFINITY:
+            n = min(n, hard)
+        resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
+
+
+def _nproc_in_use() -> int:
+    try:
+        return len(os.listdir(f"/proc/{os.getpid()}/task")) + sum(1 for d in os.listdir("/proc") if d.isdigit())
+    except OSError:
+        return 0
 
 
 def _children_map() -> dict[int, list[int]]:
@@ -128,9 +227,9 @@ def _children_map() -> dict[int, list[int]]:
     return kids
 
 
-def descendants(pid: int) -> list[int]:
+def descendants(pid: int, kids: dict[int, list[int]] | None = None) -> list[int]:
     """pid and all its descendants (by parent links in /proc)."""
-    kids = _children_map()
+    kids = _children_map() if kids is None else kids
     out, stack = [], [pid]
     while stack:
         p = stack.pop()
@@ -150,30 +249,76 @@ def _rss_bytes(pids: list[int]) -> int:
     return total
 
 
+def _dir_bytes(path: str, cap: int = 20000) -> int:
+    """Bytes held in files under ``path`` (a scratch dir); more than ``cap`` entries counts as
+    unbounded (a candidate cannot hide usage behind millions of files)."""
+    total, seen, stack = 0, 0, [path]
+    while stack:
+        try:
+            it = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                seen += 1
+                if seen > cap:
+                    return 1 << 62
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                    else:
+                        total += e.stat(follow_symlinks=False).st_blocks * 512
+                except OSError:
+                    pass
+    return total
+
+
 class ProcessHandle:
-    def __init__(self, proc: subprocess.Popen, isolation: str, limits: Limits) -> None:
+    def __init__(self, proc: subprocess.Popen, isolation: str, limits: Limits, scratch: str,
+                 root: str | None = None) -> None:
         self.proc = proc
         self.pid = proc.pid
         self.isolation = isolation
         self.limits = limits
+        self.scratch = scratch
+        self.root = root
         self._violation: str | None = None
         self._stop = threading.Event()
         self._watch = threading.Thread(target=self._watchdog, daemon=True, name="kh-watchdog")
         self._watch.start()
 
+    def _jail_tmp_bytes(self, kids: dict[int, list[int]]) -> int:
+        """What the jail's tmpfs (/tmp, /var/tmp, /dev/shm) holds: seen through PID 1's root."""
+        if self.root is None:
+            return 0
+        try:
+            c1 = kids[self.pid][0]
+            st = os.statvfs(f"/proc/{kids[c1][0]}/root/tmp")
+            return (st.f_blocks - st.f_bfree) * st.f_frsize
+        except (KeyError, IndexError, OSError):
+            return 0
+
     def _watchdog(self) -> None:
+        tick = 0
         while not self._stop.wait(0.25):
             if self.proc.poll() is not None:
                 return
-            pids = descendants(self.pid)
+            kids = _children_map()
+            pids = descendants(self.pid, kids)
             if len(pids) > self.limits.max_processes:
                 self._violation = f"processes: {len(pids)} > limit {self.limits.max_processes}"
                 self.kill()
                 return
-            if self.limits.rss_bytes and _rss_bytes(pids) > self.limits.rss_bytes:
-                self._violation = f"resident memory above {self.limits.rss_bytes} bytes"
-                self.kill()
-                return
+            tick += 1
+            if self.limits.rss_bytes:
+                held = _rss_bytes(pids) + self._jail_tmp_bytes(kids)
+                if tick % 4 == 0:
+                    held += _dir_bytes(self.scratch)
+                if held > self.limits.rss_bytes:
+                    self._violation = (f"memory above {self.limits.rss_bytes} bytes (resident, plus files in "
+                                       "/tmp, /dev/shm and the scratch dir)")
+                    self.kill()
+                    return
 
     def poll(self) -> int | None:
         return self.proc.poll()
@@ -199,6 +344,8 @@ class ProcessHandle:
             if self.wait(1.0) is not None:
                 break
         self._stop.set()
+        if self.root:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def violation(self) -> str | None:
         return self._violation
@@ -206,48 +353,55 @@ class ProcessHandle:
 
 class ProcessLauncher:
     name = "process"
+    inherits_fds = True  # channels are inherited socketpairs (sandbox/session.py)
+
+    def __init__(self, unsafe: bool = False) -> None:
+        self.unsafe = unsafe  # --unsafe-no-isolation: a plain subprocess when no jail works
 
     def describe(self) -> str:
-        iso = probe()
-        if iso == "none":
-            return "process: plain subprocess (WARNING: no network/PID/filesystem isolation)"
-        return f"process: {iso} (no network, own PID namespace" + (
-            ", read-only root, private /tmp)" if iso == "bwrap" else ")"
-        )
+        p = probe()
+        if p.mode == "none":
+            return f"process: NO ISOLATION ({p.why_not})"
+        return f"process: {p.summary()}"
+
+    def environment(self) -> dict[str, object]:
+        p = probe()
+        mode = p.mode if p.mode != "none" else "none (--unsafe-no-isolation)"
+        return {"isolation": mode, "isolation_layers": dict(p.layers)}
+
+    def check(self) -> None:
+        """Raise IsolationUnavailable when judging must not start here."""
+        p = probe()
+        if p.mode == "none" and not self.unsafe:
+            raise IsolationUnavailable(
+                f"no file and process isolation can be had on this machine: {p.why_not}. "
+                "Candidates bring native code, so judging refuses to run them unconfined; "
+                "pass --unsafe-no-isolation to judge anyway (every verdict then records "
+                "isolation 'none'), or use --sandbox docker.")
 
     def start(self, spec: WorkerSpec) -> ProcessHandle:
-        iso = probe() if not spec.network else "none"
-        if iso == "bwrap":
-            argv = _bwrap_prefix(spec) + spec.argv
-        elif iso == "unshare":
-            argv = _unshare_prefix() + spec.argv
-        else:
-            argv = list(spec.argv)
-            if not spec.network:
-                warnings.warn(
-                    "kernel-harness: neither bwrap nor unshare works here: the candidate runs "
-                    "WITHOUT network/PID isolation (see `harness doctor`)",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
+        self.check()
+        mode = probe().mode
         log = open(spec.log_path or os.devnull, "ab")  # noqa: SIM115
         try:
-            proc = subprocess.Popen(
-                argv,
-                env=spec.env,
-                cwd=spec.cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                close_fds=True,
-                preexec_fn=functools.partial(_preexec, spec.limits),  # noqa: PLW1509
-            )
+            if mode == "none":
+                warnings.warn("kernel-harness: no isolation (--unsafe-no-isolation): the candidate runs "
+                              "as a plain subprocess", RuntimeWarning, stacklevel=2)
+                proc = subprocess.Popen(spec.argv, env=spec.env, cwd=spec.cwd, stdin=subprocess.DEVNULL,
+                                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                        pass_fds=spec.pass_fds,
+                                        preexec_fn=functools.partial(_preexec, spec.limits, True))  # noqa: PLW1509
+                return ProcessHandle(proc, "none", spec.limits, spec.scratch)
+            cfg = _jail_config(spec, mode, os.geteuid())
+            proc = subprocess.Popen([sys.executable, "-S", "-E", "-s", JAIL], env={"PATH": "/usr/bin:/bin"},
+                                    cwd="/", stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True, pass_fds=spec.pass_fds,
+                                    preexec_fn=functools.partial(_preexec, spec.limits, False))  # noqa: PLW1509
         finally:
             log.close()
-        return ProcessHandle(proc, iso, spec.limits)
-
-
-if __name__ == "__main__":
-    print(ProcessLauncher().describe(), file=sys.stderr)
-    time.sleep(0)
+        try:
+            proc.stdin.write(json.dumps(cfg).encode())
+            proc.stdin.close()
+        except OSError:
+            pass
+        return ProcessHandle(proc, mode, spec.limits, spec.scratch, root=str(cfg["root"]))

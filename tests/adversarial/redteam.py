@@ -86,11 +86,12 @@ def describe(v) -> str:
 
 
 def warm_build_cache(candidate: str, cache_root: str | None = None) -> None:
-    """Build a candidate's extension into the evaluator's build cache in a child process, so
-    later evaluations (and their wall timeouts) do not include the compile."""
+    """Build a candidate's extension into the build cache's trusted shared tier (which every
+    worker loads from, read-only) in a child process, so later evaluations (and their wall
+    timeouts) do not include the compile."""
     code = (
         "import sys; from sandbox import buildcache; "
-        "root = sys.argv[2] or str(buildcache.default_root()); buildcache.install(root); "
+        "root = sys.argv[2] or str(buildcache.default_root()); buildcache.install(root + '/shared'); "
         "from sandbox.task import exec_source; "
         "exec_source(open(sys.argv[1]).read(), sys.argv[1])"
     )
