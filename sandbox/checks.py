@@ -9,8 +9,12 @@ import shutil
 from typing import Any
 
 from sandbox import rules
-from sandbox.task import TaskError
 from sandbox.verdict import Status, Trial
+
+
+class ReferenceFailed(Exception):
+    """The reference worker failed or died during a judgement. Whether the task is broken or the
+    candidate interfered is decided by running the reference alone (sandbox/judge.py)."""
 
 
 class Reject(Exception):
@@ -55,7 +59,7 @@ class Checks:
         """The reference's output for ``seed``, left in the reference worker for ``check``."""
         rep, _ = self.ref.request("call", seed=seed, target="eager")
         if not rep.get("ok"):
-            raise TaskError(f"{self.task.path}: the reference failed on seed {seed}: {rep.get('error')}")
+            raise ReferenceFailed(f"{self.task.path}: the reference failed on seed {seed}: {rep.get('error')}")
         self.ref_bytes = [int(b) for b in rep.get("out_bytes", [])]
 
     def cand_call(self, seed: int, op: str = "call", **extra: Any) -> tuple[dict[str, Any], int]:

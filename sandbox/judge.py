@@ -17,7 +17,8 @@ from typing import Any
 import torch
 
 from sandbox import buildcache, opcount, rules, scan
-from sandbox.checks import Checks, Reject, failure_status
+from sandbox.attribution import attribute
+from sandbox.checks import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.devicelock import device_lock
 from sandbox.evaluate import EvalConfig
 from sandbox.isolation import Limits, get_launcher
@@ -55,6 +56,9 @@ def _mem_total() -> int:
     except OSError:
         pass
     return 16 * 2**30
+
+
+WARM_SEED = 12345  # public: the warm-up calls are never checked
 
 
 class Judge(Checks):
@@ -138,14 +142,15 @@ class Judge(Checks):
             for w in (self.ref, self.cand):
                 rep, _ = w.request("warm_device")
                 if not rep.get("ok"):
-                    raise TaskError(f"the {w.role} worker's GPU warm-up failed: {rep.get('error', '')[:2000]}")
+                    failed = ReferenceFailed if w is self.ref else RuntimeError
+                    raise failed(f"the {w.role} worker's GPU warm-up failed: {rep.get('error', '')[:2000]}")
 
     def setup(self, profile: str) -> None:
         common = {"task_source": self.task.source, "task_path": str(self.task.path),
                   "overrides": self.overrides(profile), "init_seed": self.init_seed}
         rep, _ = self.ref.request("setup", compile=self.final and "compile" in self.cfg.baselines, **common)
         if not rep.get("ok"):
-            raise TaskError(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
+            raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
         rep, _ = self.cand.request("setup", **common)
         if not rep.get("ok"):
             raise Reject(Status.RUNTIME_ERROR, None, f"ModelNew(*get_init_inputs()) failed at profile {profile!r}",
@@ -187,6 +192,30 @@ class Judge(Checks):
                 raise Reject(Status.INCORRECT, rules.NONDETERMINISTIC,
                              f"seed {seed0} run twice gave different outputs: {rep.get('message')}")
 
+    def extra_profiles(self, profile: str) -> list[str]:
+        return [p for p in self.task.extra_profiles
+                if (p.startswith("small_extra") if profile.startswith("small") else p.startswith("extra"))]
+
+    def warm(self, profile: str, extras: list[str]) -> None:
+        """Build and JIT everything before judging: one call of the candidate at each profile it
+        will be judged at (Triton and lazy builds compile here, with a public seed, unchecked),
+        then seal the worker: no process may start from here on, and none may be left running."""
+        common = {"task_source": self.task.source, "task_path": str(self.task.path), "init_seed": self.init_seed}
+        for p in [profile, *extras]:
+            rep, _ = self.cand.request("setup", overrides=self.overrides(p), **common)
+            if not rep.get("ok"):
+                raise Reject(Status.RUNTIME_ERROR, None, f"ModelNew(*get_init_inputs()) failed at profile {p!r}",
+                             log=rep.get("error", ""))
+            self.cand_call(WARM_SEED)
+        rep, _ = self.cand.request("seal")
+        self.v.evidence["sealed"] = bool(rep.get("sealed"))
+        if not rep.get("sealed"):
+            self.v.evidence["seal"] = rep.get("why", "")
+        extra = getattr(self.cand.handle, "extra_processes", lambda: 0)()
+        if extra > 0:
+            raise Reject(Status.REJECTED, rules.SUBPROCESS,
+                         f"{extra} process(es) the candidate started were still running when judging began")
+
     def custom_code(self, seed: int) -> None:
         from sandbox.customcode import check_profiled_call
 
@@ -203,14 +232,14 @@ class Judge(Checks):
             raise TaskError(f"{self.task.path}: no shape profile {profile!r} (has {self.task.profiles})")
         self.start()
         self.import_candidate()
+        extras = self.extra_profiles(profile) if self.final else []
+        self.warm(profile, extras)
         self.setup(profile)
         t = time.monotonic()
         self.correctness(profile, cfg.correctness_trials, self.base_seed)
         self.custom_code(self.base_seed + cfg.correctness_trials)
         self.check_monitor("correctness")
         if self.final:
-            extras = [p for p in self.task.extra_profiles
-                      if (p.startswith("small_extra") if profile.startswith("small") else p.startswith("extra"))]
             for j, p in enumerate(extras):
                 self.setup(p)
                 self.correctness(p, 2, self.base_seed + 1000 * (j + 1), rule_fail=rules.HIDDEN_SHAPE)
@@ -272,6 +301,7 @@ def judge(task: Any, source: str, config: EvalConfig) -> Verdict:
     j.opcount_path = path
     if why_not:
         j.v.evidence["opcount"] = why_not
+    ref_failure: str | None = None
     try:
         try:
             j.run()
@@ -283,10 +313,17 @@ def judge(task: Any, source: str, config: EvalConfig) -> Verdict:
                 j.v.logs = _errors_first(log)
         except ProtocolViolation as e:
             j.v.status, j.v.rule, j.v.message = Status.REJECTED, rules.RESULT_CHANNEL, str(e)
+        except ReferenceFailed as e:
+            ref_failure = str(e)
         except WorkerDied as e:
-            _died(j, e)
+            if j.ref is not None and "reference" in str(e) and not e.timed_out:
+                ref_failure = f"{j.task.path}: the reference worker died: {e}\n{j.ref.log_tail()[-2000:]}"
+            else:
+                _died(j, e)
     finally:
         j.close()
+    if ref_failure is not None:  # the candidate's workers are gone: now the reference runs alone
+        attribute(j, ref_failure)
     j.v.durations_s["total"] = round(time.monotonic() - j.t0, 3)
     if j.v.status is not Status.VALID:
         j.v.timings, j.v.speedups = ({}, {}) if j.v.status is not Status.VALID else (j.v.timings, j.v.speedups)
@@ -297,8 +334,6 @@ def _died(j: Judge, e: WorkerDied) -> None:
     w = j.cand
     violation = w.handle.violation() if w is not None else None
     tail = w.log_tail() if w is not None else ""
-    if j.ref is not None and "reference" in str(e) and not e.timed_out:
-        raise TaskError(f"{j.task.path}: the reference worker died: {e}\n{j.ref.log_tail()}")
     if violation:
         j.v.status, j.v.rule, j.v.message = Status.REJECTED, rules.RESOURCES, f"resource limit: {violation}"
     elif e.timed_out:

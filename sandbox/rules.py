@@ -32,5 +32,7 @@ FILESYSTEM = "sandbox.filesystem"  # reads/writes outside its scratch (#19)
 SUBPROCESS = "sandbox.subprocess"  # starts processes while being judged (#19, #20)
 RESOURCES = "sandbox.resources"  # memory, pids, CPU, file size limits (#20)
 TIMEOUT = "sandbox.timeout"  # wall timeout: the whole process group was killed (#20)
+INTERFERENCE = "sandbox.interference"  # the reference failed during the judgement, healthy alone (#25)
+HOOKS = "sandbox.hooks"  # a mode, trace or callback of the candidate's around a trusted step (#29-#31)
 
 ALL = {v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str) and "." in v}

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sandbox import rules, stats
-from sandbox.task import TaskError
+from sandbox.checks import ReferenceFailed
 from sandbox.verdict import Measurement, Speedup, Status
 
 if TYPE_CHECKING:
@@ -102,13 +102,13 @@ def time_candidate(j: Judge) -> None:
         w = workers[name]
         prep, _ = w.request("prepare", seed=s, target=name)
         if not prep.get("ok"):
-            raise TaskError(f"{j.task.path}: preparing inputs failed: {prep.get('error', '')[:2000]}")
+            raise ReferenceFailed(f"{j.task.path}: preparing inputs failed: {prep.get('error', '')[:2000]}")
         if name == "candidate":
             rep, rtt = j.cand_call(s, op="go", lead_us=lead)
         else:
             rep, rtt = w.request("go", seed=s, target=name, lead_us=lead)
             if not rep.get("ok"):
-                raise TaskError(f"{j.task.path}: the {name} baseline failed: {rep.get('error', '')[:2000]}")
+                raise ReferenceFailed(f"{j.task.path}: the {name} baseline failed: {rep.get('error', '')[:2000]}")
         spent[name] += time.monotonic() - t0
         ns = int(rep.get("ns", -1))
         if ns < 0 or ns > rtt:

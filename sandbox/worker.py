@@ -187,6 +187,17 @@ class Worker(CallPath):
         name = self.torch.cuda.get_device_name(self.device) if self.cuda else "cpu"
         return {"ok": True, "device_name": name, "torch": self.torch.__version__}
 
+    def seal(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The judging phase starts: from now on this process and its threads may not exec
+        (a seccomp filter stacked on the jail's, sandbox/isolation/seccomp.py)."""
+        try:
+            from sandbox.isolation import seccomp
+
+            seccomp.install(deny_exec=True)
+            return {"ok": True, "sealed": True}
+        except Exception as e:  # noqa: BLE001 - no seccomp here (a container's profile): recorded
+            return {"ok": True, "sealed": False, "why": f"{type(e).__name__}: {e}"[:300]}
+
     def monitor_report(self, req: dict[str, Any]) -> dict[str, Any]:
         m = self.monitor
         return {
@@ -236,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                 "monitor": w.monitor_report, "poison": w.set_poison, "prepare": w.prepare, "go": w.go,
                 "warm_device": w.warm_device}
     if a.role == "candidate":
-        handlers["import"] = w.import_candidate
+        handlers["import"], handlers["seal"] = w.import_candidate, w.seal
     else:
         from sandbox import refcheck
 

@@ -1,5 +1,5 @@
 """Probe the machine: Python, torch/CUDA, GPUs, nvcc, Triton, container engines, sandboxes
-(bwrap / ``unshare --net``, actually run), free disk; derive what that means for judging
+(the process sandbox's jail, actually started), free disk; derive what that means for judging
 kernels. ``fingerprint()`` is the short, stable subset recorded with every measurement.
 
 Every probe is best-effort and never raises: a missing tool is a finding, not an error.
@@ -147,52 +147,39 @@ def probe_triton() -> Tool:
     return Tool("triton", v is not None, v or "", "" if v else "not installed")
 
 
-def _sandbox_prefixes() -> tuple[list[str], list[str]]:
-    """The exact command prefixes the process sandbox uses, so doctor tests what runs."""
+ISOLATION_LAYERS = (  # (probe key, doctor row, what it stops)
+    ("user_namespace", "isolation: user namespace", "unprivileged inside, no capabilities on the host"),
+    ("mount_namespace", "isolation: mount namespace", "a minimal read-only tree; the host's is detached"),
+    ("pid_namespace", "isolation: PID namespace", "a fresh /proc: no host processes, no parent's environ"),
+    ("network_namespace", "isolation: network namespace", "no network, no abstract sockets of the host"),
+    ("capabilities_dropped", "isolation: capabilities", "none left (bounding set empty)"),
+    ("no_new_privs", "isolation: no_new_privs", "no setuid escalation"),
+    ("seccomp", "isolation: seccomp", "no ptrace/mount/setns/unshare/bpf; no exec once judging starts"),
+    ("landlock_abi", "isolation: landlock", "writes only to scratch, own build dir, private tmpfs"),
+    ("read_only_tree", "isolation: read-only tree", "the harness, the cache's shared tier and results unwritable"),
+)
+
+
+def probe_isolation() -> list[Tool]:
+    """The process sandbox's layers, as a jail actually started here saw them (``harness
+    doctor``). Judging refuses to start without them unless --unsafe-no-isolation."""
     try:
-        from sandbox.isolation.process import _bwrap_prefix, _unshare_prefix
-
-        return _bwrap_prefix(None), _unshare_prefix()
-    except Exception:  # noqa: BLE001 - sandbox package absent or changed: use equivalent flags
-        return (
-            [
-                "bwrap",
-                "--unshare-net",
-                "--unshare-pid",
-                "--die-with-parent",
-                "--ro-bind",
-                "/",
-                "/",
-                "--dev-bind",
-                "/dev",
-                "/dev",
-                "--proc",
-                "/proc",
-                "--tmpfs",
-                "/tmp",
-                "--",
-            ],
-            ["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"],
-        )
-
-
-def probe_bwrap() -> Tool:
-    if not shutil.which("bwrap"):
-        return Tool(
-            "bwrap", False, detail="not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-        )
-    rc, out = _run(_sandbox_prefixes()[0] + ["true"])
-    _, ver = _run(["bwrap", "--version"])
-    return Tool(
-        "bwrap", rc == 0, ver.replace("bubblewrap", "").strip(), "" if rc == 0 else out[-300:]
-    )
-
-
-def probe_unshare() -> Tool:
-    if not shutil.which("unshare"):
-        return Tool("unshare --net", False, detail="unshare (util-linux) not installed")
-    rc, out = _run(_sandbox_prefixes()[1] + ["true"])
-    return Tool("unshare --net", rc == 0, "", "" if rc == 0 else out[-300:] or f"exit {rc}")
+        from sandbox.isolation.process import probe
+    except Exception as e:  # noqa: BLE001
+        return [Tool("isolation", False, detail=f"sandbox package: {e}")]
+    p = probe()
+    if p.mode == "none":
+        return [Tool("isolation", False, "none", p.why_not)]
+    rows = [Tool("isolation", True, p.mode, "process sandbox (sandbox/isolation/jail.py)")]
+    for key, name, stops in ISOLATION_LAYERS:
+        val = p.layers.get(key)
+        ok = bool(val) and val != 0
+        if key == "user_namespace" and not ok and p.mode == "jail-setuid":
+            detail = "off here (root drops to an unprivileged uid with setresuid instead)"
+        else:
+            detail = stops if ok else "not active on this kernel"
+        rows.append(Tool(name, ok, f"ABI {val}" if key == "landlock_abi" and ok else "", detail))
+    return rows
 
 
 def probe_engines() -> list[Tool]:
@@ -280,13 +267,13 @@ def conclude(r: EnvReport) -> list[tuple[str, str]]:
             "yes (CUDA events)" if gpu else "CPU timing only (not comparable to GPU results)",
         )
     )
-    if t["bwrap"].ok:
-        iso = "bwrap"
-    elif t["unshare --net"].ok:
-        iso = "unshare"
+    iso_tool = t.get("isolation")
+    if iso_tool is not None and iso_tool.ok:
+        iso = f"{iso_tool.version} (user/mount/PID/network/IPC namespaces, seccomp, read-only tree)"
     else:
-        iso = "none (WARNING: candidates would run without network isolation)"
-    out.append(("network isolation", iso))
+        why = iso_tool.detail if iso_tool is not None else "not probed"
+        iso = (f"none: judging refuses to start without --unsafe-no-isolation ({why})")
+    out.append(("process isolation", iso))
     eng = t["container engine"]
     out.append(
         (
@@ -309,8 +296,7 @@ def probe_all() -> EnvReport:
         probe_nvcc(),
         probe_cxx(),
         probe_triton(),
-        probe_bwrap(),
-        probe_unshare(),
+        *probe_isolation(),
         *probe_engines(),
     ]
     r = EnvReport(

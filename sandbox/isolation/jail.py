@@ -66,7 +66,9 @@ def _check(rc: int, what: str) -> int:
 
 
 def _mount(src: str | None, dst: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = (lambda s: s.encode() if s is not None else None)
+    def enc(s: str | None) -> bytes | None:
+        return s.encode() if s is not None else None
+
     _check(_libc.mount(enc(src), enc(dst), enc(fstype), ctypes.c_ulong(flags), enc(data)),
            f"mount {src or fstype} on {dst}")
 

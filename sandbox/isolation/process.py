@@ -75,7 +75,7 @@ except OSError:
     ro = True
 jail = json.loads(os.environ.get("KH_JAIL", "{}"))
 print(json.dumps({
-    "user_namespace_uid": os.getuid(), "pid_namespace": os.getpid() == 1 and len(procs) <= 2,
+    "user_namespace_uid": os.getuid(), "pid_namespace": os.getpid() <= 2 and len(procs) <= 3,
     "network_namespace": [n for _, n in socket.if_nameindex()] == ["lo"],
     "capabilities_dropped": int(st["CapEff"].strip(), 16) == 0 and int(st["CapBnd"].strip(), 16) == 0,
     "no_new_privs": st.get("NoNewPrivs", "0").strip() == "1",
@@ -349,6 +349,14 @@ class ProcessHandle:
 
     def violation(self) -> str | None:
         return self._violation
+
+    def extra_processes(self) -> int:
+        """Processes in the worker's tree beyond its own (the jail's launcher, its namespace's
+        init and the worker itself): what the candidate left running."""
+        if self.proc.poll() is not None:
+            return 0
+        own = 4 if self.root is not None else 1
+        return max(0, len(descendants(self.pid)) - own)
 
 
 class ProcessLauncher:

@@ -104,12 +104,15 @@ def test_doctor_json_reports_probes_and_conclusions():
     d = json.loads(r.output)
     assert d["python"] and d["torch"] == torch.__version__
     names = {t["name"] for t in d["tools"]}
-    assert {"nvcc", "triton", "bwrap", "unshare --net", "container engine"} <= names
+    assert {"nvcc", "triton", "isolation", "container engine"} <= names
+    if any(t["name"] == "isolation" and t["ok"] for t in d["tools"]):  # every layer gets a row
+        assert {"isolation: user namespace", "isolation: PID namespace", "isolation: seccomp",
+                "isolation: landlock", "isolation: read-only tree"} <= names
     c = d["conclusions"]
-    assert {"can judge CUDA candidates", "network isolation", "docker sandbox"} <= set(c)
+    assert {"can judge CUDA candidates", "process isolation", "docker sandbox"} <= set(c)
     if not torch.cuda.is_available():
         assert c["can judge CUDA candidates"].startswith("no (no GPU")
-    assert c["network isolation"].split()[0] in {"bwrap", "unshare", "none"}
+    assert c["process isolation"].split()[0] in {"jail", "jail-setuid", "none:"}
     table = _run("doctor")
     assert table.exit_code == 0 and "can judge CUDA candidates:" in table.output
 
