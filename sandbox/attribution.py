@@ -39,14 +39,16 @@ def reference_alone(j: Any) -> str | None:
                 rep, _ = w.request("warm_device")
                 if not rep.get("ok"):
                     return f"GPU warm-up: {rep.get('error', '')[:500]}"
+            compiled = j.final and "compile" in cfg.baselines  # the same work the judgement asked of it
             rep, _ = w.request("setup", task_source=j.task.source, task_path=str(j.task.path),
-                               overrides=j.overrides(cfg.profile), init_seed=j.init_seed, compile=False)
+                               overrides=j.overrides(cfg.profile), init_seed=j.init_seed, compile=compiled)
             if not rep.get("ok"):
-                return f"setup: {rep.get('error', '')[:500]}"
-            for i in range(ALONE_CALLS):
-                rep, _ = w.request("call", seed=j.base_seed + i, target="eager")
-                if not rep.get("ok"):
-                    return f"call: {rep.get('error', '')[:500]}"
+                return f"setup: {rep.get('error', '')[-1500:]}"
+            for target in ("eager", "compile") if compiled else ("eager",):
+                for i in range(ALONE_CALLS):
+                    rep, _ = w.request("call", seed=j.base_seed + i, target=target)
+                    if not rep.get("ok"):
+                        return f"{target} call: {rep.get('error', '')[-1500:]}"
             return None
         except (WorkerDied, OSError, RuntimeError) as e:
             return f"{type(e).__name__}: {e}"[:800]
@@ -64,5 +66,5 @@ def attribute(j: Any, failure: str) -> None:
         raise TaskError(f"{failure}\n(the reference also fails when run alone: {alone})")
     j.v.status, j.v.rule = Status.REJECTED, rules.INTERFERENCE
     j.v.message = ("the reference worker failed while this candidate was being judged, and runs "
-                   f"cleanly alone: the candidate interfered with it ({failure[:600]})")
+                   f"cleanly alone: the candidate interfered with it ({failure[-1200:]})")
     j.v.timings, j.v.speedups = {}, {}

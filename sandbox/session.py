@@ -60,6 +60,8 @@ def scrubbed_env(scratch: str, cache_root: str, gpu: bool = False) -> dict[str, 
         "TRITON_CACHE_DIR": os.path.join(cache_root, "triton"),
         "CUPY_CACHE_DIR": os.path.join(cache_root, "cupy"),
         "XDG_CACHE_HOME": os.path.join(scratch, ".cache"),
+        # the jail's uid has no passwd entry: getpass.getuser() (torch inductor's cache dir) reads these
+        "USER": "kh-worker", "LOGNAME": "kh-worker",
         # idle OpenMP threads sleep instead of spinning: spinning pools of two workers on a
         # small box steal the CPU from each other and from the parent's clock
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
