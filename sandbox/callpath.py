@@ -71,11 +71,21 @@ class CallPath:
         if us > 0 and self._spin is not None and self._spin_rate > 0:
             self._spin(int(us * self._spin_rate))
 
+    def _guard(self, step: str) -> dict[str, Any] | None:
+        """The candidate's hooks must not be around a trusted step (sandbox/hooks.py)."""
+        bad = self._hooks.found()
+        if bad:
+            return {"ok": False, "kind": "hooks", "error": f"before the worker's {step}: " + "; ".join(bad)}
+        return None
+
     def prepare(self, req: dict[str, Any]) -> dict[str, Any]:
         """First half of a call (untimed by the parent): fresh inputs into a stash, blank
         tensors of the same sizes and strides for the call (``go`` fills them), poison."""
         t = self.torch
         w0 = _perf_ns()
+        bad = self._guard("input generation")
+        if bad:
+            return bad
         self.finish()
         # CPU burnt by other threads since the previous call's timed window ended: an honest
         # worker is idle there (OMP_WAIT_POLICY=PASSIVE); work pushed to a pool is not
@@ -99,6 +109,9 @@ class CallPath:
         w0 = _perf_ns()
         if self._pending is None:
             return {"ok": False, "kind": "protocol", "error": "go without prepare"}
+        bad = self._guard("input copy")
+        if bad:
+            return bad
         inputs, stash = self._pending
         model = self.models[self._target]
         if self.cuda and profiler is None:  # a spin in a profiled window would read as a kernel
@@ -146,6 +159,9 @@ class CallPath:
         except BaseException as e:  # noqa: BLE001
             kind = "compile_error" if _is_compile_exc(e) else "runtime_error"
             return {"ok": False, "kind": kind, "error": _trunc(_format_exc(e))}
+        bad = self._guard("output snapshot")  # a mode left pushed by forward would run the snapshot
+        if bad:
+            return bad
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         # the output as it is when the call is over (forward returned; on a GPU, the device synced):
         # whatever a thread or pool writes later is not in it, so late work fails the checks

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from typing import Any
 
 from sandbox import rules
@@ -33,6 +34,8 @@ def _is_oom(text: str) -> bool:
 def failure_status(rep: dict[str, Any], oom_message: str) -> Status:
     """The status of a failed candidate reply: compile_error or runtime_error. A runtime error
     that ran out of memory is ``rejected sandbox.resources`` instead (raised here)."""
+    if rep.get("kind") == "hooks":
+        raise Reject(Status.REJECTED, rules.HOOKS, f"the candidate's hooks were around a trusted step: {rep.get('error')}")
     status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
     if status is Status.RUNTIME_ERROR and _is_oom(rep.get("error", "")):
         raise Reject(Status.REJECTED, rules.RESOURCES, oom_message, log=rep.get("error", ""))
@@ -51,19 +54,40 @@ def _hand_over(src: str, dst_dir: str, n: int) -> str:
     return dst
 
 
+CALL_FLOOR_S = 2.0  # every candidate request has a deadline: max(floor, CALL_MULT x the reference's call)
+CALL_MULT = 50.0
+
+
 class Checks:
     """Mixed into Judge, which sets the attributes used here (workers, task, tolerances,
-    verdict, reference output sizes, check counter)."""
+    verdict, reference output sizes, check counter, the reference's call time, the GPU-held
+    deadline)."""
+
+    def call_bound(self, floor: float = CALL_FLOOR_S, scale: float = 1.0) -> tuple[float, str]:
+        """The deadline of one candidate request, enforced by the parent (sandbox/session.py):
+        max(floor, CALL_MULT x the reference's time for one call) x scale, and never past the
+        judgement's bound on holding the GPU."""
+        b = max(floor, CALL_MULT * self.ref_call_s) * scale
+        deadline = time.monotonic() + b
+        why = (f"{b:.1f} s = max({floor:g} s, {CALL_MULT:g} x the reference's {self.ref_call_s * 1e3:.2f} ms per call)"
+               + (f" x {scale:g}" if scale != 1 else ""))
+        if self.hold_until is not None and self.hold_until < deadline:
+            deadline = self.hold_until
+            why = (f"the judgement's {self.cfg.gpu_hold_s:g} s bound on holding the GPU after warm-up "
+                   "(compile and first calls excluded)")
+        return deadline, why
 
     def ref_call(self, seed: int) -> None:
         """The reference's output for ``seed``, left in the reference worker for ``check``."""
-        rep, _ = self.ref.request("call", seed=seed, target="eager")
+        rep, rtt = self.ref.request("call", seed=seed, target="eager")
         if not rep.get("ok"):
             raise ReferenceFailed(f"{self.task.path}: the reference failed on seed {seed}: {rep.get('error')}")
         self.ref_bytes = [int(b) for b in rep.get("out_bytes", [])]
+        self.ref_call_s = max(self.ref_call_s, rtt / 1e9)
 
-    def cand_call(self, seed: int, op: str = "call", **extra: Any) -> tuple[dict[str, Any], int]:
-        rep, rtt = self.cand.request(op, seed=seed, target="candidate", **extra)
+    def cand_call(self, seed: int, op: str = "call", bound: tuple[float, str] | None = None,
+                  **extra: Any) -> tuple[dict[str, Any], int]:
+        rep, rtt = self.cand.request(op, seed=seed, target="candidate", bound=bound or self.call_bound(), **extra)
         if not rep.get("ok"):
             status = failure_status(rep, "the candidate ran out of its memory limit")
             raise Reject(status, None, f"the candidate raised on a call (seed {seed})",
@@ -74,7 +98,9 @@ class Checks:
         """Fetch the candidate's last output and have the reference worker compare it
         (sandbox/refcheck.py). Returns the check's reply; raises Reject for an output that is
         not plain tensors of the reference's types, or inputs the candidate modified."""
-        f, _ = self.cand.request("fetch")
+        f, _ = self.cand.request("fetch", bound=self.call_bound(floor=max(10.0, 4 * sum(self.ref_bytes) / 1e8)))
+        if f.get("kind") == "hooks":
+            failure_status(f, "")
         if not f.get("ok"):
             raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f.get("error", "output cannot be fetched"))
         limit = 2 * sum(self.ref_bytes) + 2**20  # plain tensors of the reference's sizes, plus pickle framing
@@ -117,7 +143,7 @@ class Checks:
         return trial
 
     def check_monitor(self, phase: str) -> dict[str, Any]:
-        rep, _ = self.cand.request("monitor")
+        rep, _ = self.cand.request("monitor", bound=self.call_bound(floor=10.0))
         from sandbox.customcode import check_op_counts
 
         check_op_counts(self, phase, rep)
@@ -127,6 +153,9 @@ class Checks:
         if rep.get("changed"):
             raise Reject(Status.REJECTED, rules.TIMER_PATCHED,
                          f"{phase}: timing functions were replaced: {', '.join(rep['changed'][:5])}")
+        if rep.get("c_entries"):
+            raise Reject(Status.REJECTED, rules.TIMER_PATCHED,
+                         f"{phase}: the C entry points of {', '.join(rep['c_entries'][:5])} were swapped")
         if rep.get("py_threads"):
             raise Reject(Status.REJECTED, rules.THREADS,
                          f"{phase}: the candidate started Python threads: {rep['py_threads'][:5]}")

@@ -23,7 +23,7 @@ from sandbox.devicelock import device_lock
 from sandbox.evaluate import EvalConfig
 from sandbox.isolation import Limits, get_launcher
 from sandbox.isolation.process import outer_uid
-from sandbox.session import ProtocolViolation, WorkerDied, WorkerSession
+from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
 from sandbox.task import TaskError
 from sandbox.verdict import Mode, Status, Verdict
 
@@ -86,6 +86,8 @@ class Judge(Checks):
         self.ref_bytes: list[int] = []  # sizes of the reference's last outputs (poison, output size bound)
         self.n_checks = 0
         self.opcount_path: str | None = None  # path of sandbox/opcount.py's built module (judge())
+        self.ref_call_s = 0.0  # the reference's slowest call so far (parent clock): per-call bounds
+        self.hold_until: float | None = None  # CUDA: no request may run past this (the GPU-held bound)
         self._lock: threading.Lock | None = None  # this device's lock, while held
         self._held_since = 0.0
 
@@ -123,7 +125,6 @@ class Judge(Checks):
         extra = getattr(launcher, "environment", None)
         if callable(extra):
             self.v.environment.update(extra())
-        self._take_device()
 
     def _take_device(self) -> None:
         """Wait for the device (sandbox/devicelock.py): from here until close() no other
@@ -151,7 +152,7 @@ class Judge(Checks):
         rep, _ = self.ref.request("setup", compile=self.final and "compile" in self.cfg.baselines, **common)
         if not rep.get("ok"):
             raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
-        rep, _ = self.cand.request("setup", **common)
+        rep, _ = self.cand.request("setup", bound=self.call_bound(floor=60.0), **common)
         if not rep.get("ok"):
             raise Reject(Status.RUNTIME_ERROR, None, f"ModelNew(*get_init_inputs()) failed at profile {profile!r}",
                          log=rep.get("error", ""))
@@ -201,13 +202,17 @@ class Judge(Checks):
         will be judged at (Triton and lazy builds compile here, with a public seed, unchecked),
         then seal the worker: no process may start from here on, and none may be left running."""
         common = {"task_source": self.task.source, "task_path": str(self.task.path), "init_seed": self.init_seed}
+        first_why = f"{self.cfg.first_call_timeout_s:g} s for a first call (JIT and autotune included)"
         for p in [profile, *extras]:
-            rep, _ = self.cand.request("setup", overrides=self.overrides(p), **common)
+            rep, _ = self.cand.request("setup", overrides=self.overrides(p), bound=self.call_bound(floor=60.0),
+                                       **common)
             if not rep.get("ok"):
                 raise Reject(Status.RUNTIME_ERROR, None, f"ModelNew(*get_init_inputs()) failed at profile {p!r}",
                              log=rep.get("error", ""))
-            self.cand_call(WARM_SEED)
-        rep, _ = self.cand.request("seal")
+            self.cand_call(WARM_SEED, bound=(time.monotonic() + self.cfg.first_call_timeout_s, first_why))
+        rep, _ = self.cand.request("seal", bound=self.call_bound(floor=10.0))
+        if self.cfg.device.startswith("cuda"):
+            self.hold_until = time.monotonic() + self.cfg.gpu_hold_s
         self.v.evidence["sealed"] = bool(rep.get("sealed"))
         if not rep.get("sealed"):
             self.v.evidence["seal"] = rep.get("why", "")
@@ -231,7 +236,8 @@ class Judge(Checks):
         if profile != "default" and profile not in self.task.shapes:
             raise TaskError(f"{self.task.path}: no shape profile {profile!r} (has {self.task.profiles})")
         self.start()
-        self.import_candidate()
+        self.import_candidate()  # compiles: no device lock held yet
+        self._take_device()
         extras = self.extra_profiles(profile) if self.final else []
         self.warm(profile, extras)
         self.setup(profile)
@@ -336,6 +342,8 @@ def _died(j: Judge, e: WorkerDied) -> None:
     tail = w.log_tail() if w is not None else ""
     if violation:
         j.v.status, j.v.rule, j.v.message = Status.REJECTED, rules.RESOURCES, f"resource limit: {violation}"
+    elif isinstance(e, CallTimeout):
+        j.v.status, j.v.rule, j.v.message = Status.TIMEOUT, rules.TIMEOUT, f"{e}; the worker was killed"
     elif e.timed_out:
         j.v.status, j.v.rule = Status.TIMEOUT, rules.TIMEOUT
         j.v.message = f"the evaluation exceeded its {j.cfg.timeout_s:g} s wall limit; the worker group was killed"

@@ -212,13 +212,17 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     import socket
     import struct
 
-    from sandbox import callpath, channel, outfile, profsummary
+    from sandbox import callpath, channel, hooks, outfile, profsummary
 
     d["socket.socket.sendall"] = socket.socket.sendall
     d["socket.socket.recv_into"] = socket.socket.recv_into
     d["json.dumps"], d["json.loads"] = json.dumps, json.loads
     d["struct.pack"] = struct.pack
-    for mod in (callpath, channel, outfile, profsummary, sys.modules[__name__]):
+    for cls in (hooks.Hooks, hooks.CEntries):
+        for k, v in vars(cls).items():
+            if callable(v) and not k.startswith("__"):
+                d[f"sandbox.hooks.{cls.__name__}.{k}"] = v
+    for mod in (callpath, channel, hooks, outfile, profsummary, sys.modules[__name__]):
         for k, v in vars(mod).items():
             if callable(v) and not k.startswith("__"):
                 d[f"{mod.__name__}.{k}"] = v

@@ -58,6 +58,16 @@ bool kh_install() {
 
 void kh_arm(bool on) { g_armed.store(on, std::memory_order_relaxed); }
 
+// Any RecordFunction callback besides ours (sandbox/hooks.py): set ours aside, ask, put it back.
+bool kh_foreign() {
+  if (g_handle == 0) return at::hasCallbacks();
+  at::removeCallback(g_handle);
+  bool foreign = at::hasCallbacks();
+  g_handle = at::addGlobalCallback(
+      at::RecordFunctionCallback(on_enter).scopes({at::RecordScope::FUNCTION}));
+  return foreign;
+}
+
 std::map<std::string, int64_t> kh_take() {
   std::lock_guard<std::mutex> lock(g_mu);
   std::map<std::string, int64_t> out;
@@ -66,8 +76,8 @@ std::map<std::string, int64_t> kh_take() {
 }
 """
 
-_FUNCTIONS = ["kh_install", "kh_arm", "kh_take"]
-NAME = "kh_opcount_v1"
+_FUNCTIONS = ["kh_install", "kh_arm", "kh_take", "kh_foreign"]
+NAME = "kh_opcount_v2"
 _PAYLOAD = {"cpp": _SOURCE, "cuda": None, "functions": _FUNCTIONS}  # what buildcache keys _build() by
 
 
@@ -137,7 +147,7 @@ class Counter:
             raise ImportError(f"cannot load {path}")
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        self._arm, self._take = mod.kh_arm, mod.kh_take
+        self._arm, self._take, self.foreign = mod.kh_arm, mod.kh_take, mod.kh_foreign
         if not mod.kh_install():
             raise RuntimeError("RecordFunction callback not installed")
         self._take()

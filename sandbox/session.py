@@ -47,6 +47,14 @@ class WorkerDied(RuntimeError):
         self.timed_out = timed_out
 
 
+class CallTimeout(WorkerDied):
+    """One request ran past its own deadline (a per-call bound, or the judgement's bound on
+    holding the GPU): the message names the request, the bound and the time spent."""
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg, timed_out=True)
+
+
 def scrubbed_env(scratch: str, cache_root: str, gpu: bool = False) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k in ENV_ALLOW and not any(d in k.upper() for d in ENV_DENY)}
@@ -167,9 +175,9 @@ class WorkerSession:
             self.close()
             raise ProtocolViolation(f"{role} worker's first message did not carry its secret")
 
-    def _recv(self) -> dict[str, Any]:
+    def _recv(self, deadline: float | None = None) -> dict[str, Any]:
         try:
-            return channel.recv(self.sock, self.deadline)
+            return channel.recv(self.sock, self.deadline if deadline is None else deadline)
         except channel.ChannelTimeout as e:
             raise WorkerDied(f"{self.role} worker: no answer before the deadline", timed_out=True) from e
         except channel.ChannelError as e:
@@ -179,8 +187,10 @@ class WorkerSession:
                 raise ProtocolViolation(f"{self.role} worker sent a malformed message: {e}") from e
             raise WorkerDied(f"{self.role} worker died ({_describe_exit(code)}): {e}") from e
 
-    def request(self, op: str, **kw: Any) -> tuple[dict[str, Any], int]:
-        """Send one request; return (reply, round-trip ns on the parent's clock)."""
+    def request(self, op: str, *, bound: tuple[float, str] | None = None, **kw: Any) -> tuple[dict[str, Any], int]:
+        """Send one request; return (reply, round-trip ns on the parent's clock). ``bound``:
+        (absolute monotonic deadline, what it is) for this request, tighter than the
+        judgement's; past it the worker is killed by the caller (CallTimeout)."""
         self.next_id += 1
         msg = {"op": op, "id": self.next_id, **kw}
         t0 = time.monotonic_ns()
@@ -188,7 +198,16 @@ class WorkerSession:
             channel.send(self.sock, msg)
         except OSError as e:
             raise WorkerDied(f"{self.role} worker died ({_describe_exit(self.handle.poll())}): {e}") from e
-        rep = self._recv()
+        if bound is not None and bound[0] < self.deadline:
+            try:
+                rep = self._recv(bound[0])
+            except WorkerDied as e:
+                if not e.timed_out:
+                    raise
+                spent = (time.monotonic_ns() - t0) / 1e9
+                raise CallTimeout(f"the {self.role}'s {op} request ran {spent:.1f} s, past its bound: {bound[1]}") from e
+        else:
+            rep = self._recv()
         rtt = time.monotonic_ns() - t0
         acc = self.op_time.setdefault(op, [0, 0.0])
         acc[0] += 1

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sandbox import rules, stats
-from sandbox.checks import ReferenceFailed
+from sandbox.checks import ReferenceFailed, Reject, failure_status
 from sandbox.verdict import Measurement, Speedup, Status
 
 if TYPE_CHECKING:
@@ -50,7 +50,8 @@ LEAD_MULT = 2.0
 LEAD_EXTRA_US = 20.0
 LEAD_MIN_US = 40.0
 LEAD_MAX_US = 1000.0
-LEAD_DEFAULT_US = 300.0  # warm-up, before any baseline enqueue time is known
+LEAD_DEFAULT_US = 300.0
+HOLD_MARGIN_S = 15.0  # the timing loop stops this long before the GPU-held bound: checks follow  # warm-up, before any baseline enqueue time is known
 
 
 def lead_us(baseline_enqueue_us: list[float]) -> float:
@@ -74,8 +75,6 @@ def _measure(samples_us: list[float], converged: bool, seed: int) -> Measurement
 
 
 def time_candidate(j: Judge) -> None:
-    from sandbox.judge import Reject
-
     cfg = j.cfg
     names = ["candidate", "eager"] + (["compile"] if j.final and "compile" in cfg.baselines else [])
     workers = {"candidate": j.cand, "eager": j.ref, "compile": j.ref}
@@ -100,7 +99,11 @@ def time_candidate(j: Judge) -> None:
         s = seed
         t0 = time.monotonic()
         w = workers[name]
-        prep, _ = w.request("prepare", seed=s, target=name)
+        prep, _ = w.request("prepare", seed=s, target=name,
+                            **({"bound": j.call_bound()} if name == "candidate" else {}))
+        if not prep.get("ok") and name == "candidate":
+            raise Reject(failure_status(prep, "the candidate ran out of its memory limit"), None,
+                         f"the candidate's call (seed {s}) failed", log=prep.get("error", ""))
         if not prep.get("ok"):
             raise ReferenceFailed(f"{j.task.path}: preparing inputs failed: {prep.get('error', '')[:2000]}")
         if name == "candidate":
@@ -161,6 +164,9 @@ def time_candidate(j: Judge) -> None:
             if stats.converged(samples[name], cfg.target_ci, min_n=MIN_SAMPLES) or spent[name] > cap_s:
                 done[name] = True
         if time.monotonic() > j.deadline - 5:
+            break
+        if j.hold_until is not None and time.monotonic() > j.hold_until - HOLD_MARGIN_S:
+            j.v.evidence["timing_stopped"] = f"at the {j.cfg.gpu_hold_s:g} s bound on holding the GPU"
             break
     # at least 3 checked timed outputs, then a final re-check
     while checks < 3:

@@ -62,6 +62,10 @@ class Worker(CallPath):
         from sandbox import outfile
 
         self._write_out = outfile.write  # captured before any candidate code is imported
+        from sandbox.hooks import CEntries, Hooks
+
+        self._hooks = Hooks(torch)  # before any candidate code: what counts as the candidate's hooks
+        self._centries = CEntries(torch)
         self._cpu_gen = torch.default_generator
         self._equal = torch.equal
         self._clone = torch.Tensor.clone
@@ -115,6 +119,7 @@ class Worker(CallPath):
                 from sandbox.opcount import Counter
 
                 self.opcount = Counter(req["opcount"], req.get("opcount_sha256"))
+                self._hooks.opcount = self.opcount
             except Exception as e:  # noqa: BLE001 - the judge falls back to the profiled call
                 self.opcount_error = f"{type(e).__name__}: {e}"[:300]
         cr = self.cache_root
@@ -151,6 +156,9 @@ class Worker(CallPath):
         """Write the last output to a file in the scratch dir (sandbox/outfile.py)."""
         if self.last_out is None:
             return {"ok": False, "kind": "protocol", "error": "no call to fetch"}
+        bad = self._guard("output fetch")
+        if bad:
+            return bad
         self.finish()
         self.n_fetch += 1
         path = os.path.join(self.scratch, f"out{self.n_fetch}.kho")
@@ -208,6 +216,7 @@ class Worker(CallPath):
             "changed": self._mon_changed(_globals()) if m else [],
             "py_threads": self._mon_threads() if m else [],
             "native_threads": len(_listdir("/proc/self/task")),
+            "c_entries": self._centries.changed(),
         }
 
 

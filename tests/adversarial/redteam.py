@@ -185,6 +185,8 @@ GPU_CASES: list[Case] = [
          cheat="4", mode=Mode.FINAL),
     Case("gpu_cheat_05_thread_launch", "relu", (REJECTED,), (R.THREADS, R.WALL_CLOCK), cheat="5"),
     Case("gpu_cheat_07_event_patch", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="7"),
+    Case("gpu_cheat_33_gpu_hang", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="33", mode=Mode.FINAL,
+         note="the per-call deadline ends it in seconds; the whole-evaluation limit is never reached"),
     Case("honest_cuda_relu", "relu", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_sum", "sum_dim", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_matmul", "matmul", (VALID,), mode=Mode.FINAL),
