@@ -9,6 +9,11 @@ test_redteam_cpu.py are device-independent and are re-run here on CUDA too.
 
 NOT RUN on a GPU by the author (no GPU on the authoring machine): the CUDA source was only
 syntax-checked with nvcc -c; record the first real run in docs/redteam.md.
+
+The isolation attacks with native code (EVAL_RULES #21-#23, #25-#28) run here too, as
+gpu_cheat_2*: the same attack extension and attack code as their CPU forms
+(test_redteam_isolation.py, whose runners take the device), an honest CUDA ReLU otherwise.
+Not yet run on a GPU either.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from sandbox.evaluate import evaluate
 from sandbox.task import load_task
 from sandbox.verdict import Status
 
+from . import test_redteam_isolation as iso
 from .redteam import CPU_CHEATS, GPU_CASES, Case, config, describe, params, warm_build_cache
 
 pytestmark = [
@@ -74,3 +80,20 @@ def test_honest_gpu_candidate_is_valid_with_speedup_cis(case: Case):
 def test_device_independent_cheat_is_caught_on_gpu(case: Case):
     v = judge(case)
     assert v.status in case.statuses and v.rule in case.rules, describe(v)
+
+
+# -- isolation attacks with native code (EVAL_RULES #21-#28), on CUDA ------------------------
+@pytest.fixture(scope="module")
+def warm_escape_lib_gpu():
+    """The attack extension into the shared tier (the candidate is inert unsubstituted)."""
+    warm_build_cache(iso.stem("21", "cuda"))
+
+
+@pytest.mark.parametrize("row", iso.NATIVE_ROWS)
+def test_isolation_attack_is_contained_on_gpu(row: str, monkeypatch, warm_escape_lib_gpu):
+    iso.ATTACKS[row]("cuda", monkeypatch)
+
+
+@pytest.mark.xfail(strict=True, reason=iso.OPEN_VISIBLE_SOCKET)
+def test_host_socket_in_a_read_only_bound_dir_is_out_of_reach_on_gpu(monkeypatch, warm_escape_lib_gpu):
+    iso.attack_23_visible("cuda", monkeypatch)
