@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import time
 from typing import Any
 
@@ -43,13 +44,20 @@ def failure_status(rep: dict[str, Any], oom_message: str) -> Status:
 
 
 def _hand_over(src: str, dst_dir: str, n: int) -> str:
-    """Move a candidate's output file into the reference worker's scratch (same filesystem:
-    a rename; otherwise a copy)."""
+    """Move a candidate's output file into the reference worker's scratch. ``src`` is a path
+    the parent made itself (never one the worker reported: red-team I2, the parent moving a host
+    file the candidate named); it must be a regular file, not a link (a rename moves a link,
+    never its target; the copy fallback reads through O_NOFOLLOW)."""
+    st = os.lstat(src)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"{src} is not a regular file")
     dst = os.path.join(dst_dir, f"cand-out{n}.pt")
     try:
         os.replace(src, dst)
     except OSError:
-        shutil.copyfile(src, dst)
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as fin, open(dst, "wb") as fout:
+            shutil.copyfileobj(fin, fout, 16 << 20)
         os.unlink(src)
     return dst
 
@@ -101,16 +109,23 @@ class Checks:
         f, _ = self.cand.request("fetch", bound=self.call_bound(floor=max(10.0, 4 * sum(self.ref_bytes) / 1e8)))
         if f.get("kind") == "hooks":
             failure_status(f, "")
+        self.n_fetch += 1
         if not f.get("ok"):
             raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f.get("error", "output cannot be fetched"))
-        limit = 2 * sum(self.ref_bytes) + 2**20  # plain tensors of the reference's sizes, plus pickle framing
-        if int(f.get("nbytes", 0)) > limit:
-            os.unlink(f["path"])
-            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE,
-                         f"{what}: the output is {int(f['nbytes'])} bytes; the reference's outputs are "
-                         f"{sum(self.ref_bytes)} bytes in all")
-        self.n_checks += 1
-        path = _hand_over(f["path"], self.ref.scratch, self.n_checks)
+        src = os.path.join(self.cand.scratch, f"out{self.n_fetch}.kho")  # the parent's own name for it
+        limit = 2 * sum(self.ref_bytes) + 2**20  # plain tensors of the reference's sizes, plus framing
+        try:
+            size = os.lstat(src).st_size
+            if size > limit:
+                os.unlink(src)
+                raise Reject(Status.REJECTED, rules.OUTPUT_TYPE,
+                             f"{what}: the output is {size} bytes; the reference's outputs are "
+                             f"{sum(self.ref_bytes)} bytes in all")
+            self.n_checks += 1
+            path = _hand_over(src, self.ref.scratch, self.n_checks)
+        except OSError as e:
+            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f"{what}: the output file is not where the worker "
+                         f"writes it, or not a regular file: {e}") from e
         rep, _ = self.ref.request("check", path=path, devices=f.get("devices", []), atol=self.atol, rtol=self.rtol,
                                   against=against, keep=keep, trivial=against == "last")
         if not rep.get("ok"):

@@ -85,6 +85,7 @@ class Judge(Checks):
         self.deadline = self.t0 + config.timeout_s
         self.ref_bytes: list[int] = []  # sizes of the reference's last outputs (poison, output size bound)
         self.n_checks = 0
+        self.n_fetch = 0  # the candidate worker names its n-th output file out<n>.kho; the parent counts too
         self.opcount_path: str | None = None  # path of sandbox/opcount.py's built module (judge())
         self.ref_call_s = 0.0  # the reference's slowest call so far (parent clock): per-call bounds
         self.hold_until: float | None = None  # CUDA: no request may run past this (the GPU-held bound)

@@ -166,20 +166,28 @@ def _jail_config(spec: WorkerSpec, mode: str, euid: int) -> dict[str, object]:
     gid = uid if euid == 0 else os.getegid()
     root = tempfile.mkdtemp(prefix="kh-root-")
     rw = [spec.scratch] + [m.source for m in spec.mounts if m.writable]
-    if euid == 0:
+    if euid == 0:  # the jail's uid must own what it may write (the scratch tree is fresh and small)
         for d in [root, *rw]:
-            try:
-                os.chown(d, uid, gid)
-            except OSError:
-                pass
+            _chown(d, uid, gid, deep=d == spec.scratch)
     ro = code_paths() + [m.source for m in spec.mounts if not m.writable]
     return {
         "argv": spec.argv, "env": spec.env, "cwd": spec.cwd, "root": root, "ro": ro, "rw": rw,
         "hide": list(spec.hide), "gpu": spec.gpu, "tmp_bytes": spec.limits.tmp_bytes,
         "outer_uid": uid, "outer_gid": gid, "setuid": mode == "jail-setuid",
         "keep_fds": list(spec.pass_fds), "parent_pid": os.getpid(), "seccomp": True,
-        "landlock": True, "landlock_ro": ["/"], "landlock_rw": ["/tmp", "/dev", "/proc", *rw],
+        "landlock": True, "landlock_ro": ["/"], "landlock_rw": ["/tmp", "/var/tmp", "/dev", "/proc", *rw],
     }
+
+
+def _chown(path: str, uid: int, gid: int, deep: bool) -> None:
+    try:
+        os.chown(path, uid, gid, follow_symlinks=False)
+        if deep:
+            for top, dirs, files in os.walk(path):
+                for n in dirs + files:
+                    os.chown(os.path.join(top, n), uid, gid, follow_symlinks=False)
+    except OSError:
+        pass
 
 
 def _preexec(limits: Limits, unsafe: bool) -> None:

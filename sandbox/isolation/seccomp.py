@@ -54,7 +54,7 @@ AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 # fmt: off
 SYSCALLS: dict[str, dict[str, int]] = {
     "x86_64": {
-        "shmget": 29, "clone": 56, "execve": 59, "msgget": 68, "ptrace": 101, "syslog": 103,
+        "shmget": 29, "connect": 42, "clone": 56, "execve": 59, "msgget": 68, "ptrace": 101, "syslog": 103,
         "pivot_root": 155, "chroot": 161, "acct": 163, "mount": 165, "umount2": 166,
         "swapon": 167, "swapoff": 168, "reboot": 169, "init_module": 175, "delete_module": 176,
         "quotactl": 179, "kexec_load": 246, "add_key": 248, "request_key": 249, "keyctl": 250,
@@ -68,7 +68,7 @@ SYSCALLS: dict[str, dict[str, int]] = {
         "umount2": 39, "mount": 40, "pivot_root": 41, "chroot": 51, "quotactl": 60, "acct": 89,
         "unshare": 97, "kexec_load": 104, "init_module": 105, "delete_module": 106,
         "syslog": 116, "ptrace": 117, "reboot": 142, "msgget": 186, "shmget": 194,
-        "add_key": 217, "request_key": 218, "keyctl": 219, "clone": 220, "execve": 221,
+        "connect": 203, "add_key": 217, "request_key": 218, "keyctl": 219, "clone": 220, "execve": 221,
         "swapon": 224, "swapoff": 225, "perf_event_open": 241, "name_to_handle_at": 264,
         "open_by_handle_at": 265, "setns": 268, "process_vm_readv": 270,
         "process_vm_writev": 271, "kcmp": 272, "finit_module": 273, "seccomp": 277,
@@ -95,6 +95,9 @@ DENIED = (
     "fspick", "move_mount", "open_tree", "mount_setattr", "pidfd_getfd", "kcmp",
     "process_madvise", "swapon", "swapoff", "reboot", "syslog", "acct", "quotactl",
     "memfd_create", "memfd_secret", "shmget", "msgget",
+    # the worker's channel is inherited: it never connects; a host socket it can see (a
+    # read-only mount does not stop connect(2), nor does Landlock) stays out of reach
+    "connect",
 )
 # fmt: on
 EXEC_CALLS = ("execve", "execveat")

@@ -348,7 +348,7 @@ def attack_26(device: str, monkeypatch: pytest.MonkeyPatch) -> Verdict:
         assert_nothing_escaped(v, t, h)
     assert v.status is Status.VALID, describe(v)
     assert h.status is Status.VALID, f"the honest evaluation beside the attacker: {describe(h)}"
-    assert h.durations_s.get("queue", 0) > 0.5, (
+    assert h.durations_s.get("queue", 0) > 0.05, (
         f"the honest evaluation did not wait for the attacker (it did not run beside it): {h.durations_s}")
     return v
 
@@ -449,13 +449,11 @@ def test_21_native_writes_never_reach_the_host(monkeypatch):
 
 
 @_slow
-@pytest.mark.xfail(strict=True, reason=OPEN_PARENT_MOVES_PATH)
 def test_21b_the_judge_never_moves_a_host_file_the_reply_names(monkeypatch):
     attack_21b(monkeypatch, existing=True)
 
 
 @_slow
-@pytest.mark.xfail(strict=True, reason=OPEN_PARENT_MOVES_PATH)
 def test_21b_a_reply_naming_a_missing_host_file_gets_a_verdict(monkeypatch):
     attack_21b(monkeypatch, existing=False)
 
@@ -471,7 +469,6 @@ def test_23_setns_is_refused_and_host_sockets_are_out_of_reach(monkeypatch):
 
 
 @_slow
-@pytest.mark.xfail(strict=True, reason=OPEN_VISIBLE_SOCKET)
 def test_23_host_socket_in_a_read_only_bound_dir_is_out_of_reach(monkeypatch):
     attack_23_visible("cpu", monkeypatch)
 
