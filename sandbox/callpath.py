@@ -71,9 +71,9 @@ class CallPath:
         if us > 0 and self._spin is not None and self._spin_rate > 0:
             self._spin(int(us * self._spin_rate))
 
-    def _guard(self, step: str) -> dict[str, Any] | None:
+    def _guard(self, step: str, native: bool = True) -> dict[str, Any] | None:
         """The candidate's hooks must not be around a trusted step (sandbox/hooks.py)."""
-        bad = self._hooks.found()
+        bad = self._hooks.found(native)
         if bad:
             return {"ok": False, "kind": "hooks", "error": f"before the worker's {step}: " + "; ".join(bad)}
         return None
@@ -109,7 +109,7 @@ class CallPath:
         w0 = _perf_ns()
         if self._pending is None:
             return {"ok": False, "kind": "protocol", "error": "go without prepare"}
-        bad = self._guard("input copy")
+        bad = self._guard("input copy", native=False)  # inside the timed round trip: Python-level only
         if bad:
             return bad
         inputs, stash = self._pending
@@ -159,7 +159,7 @@ class CallPath:
         except BaseException as e:  # noqa: BLE001
             kind = "compile_error" if _is_compile_exc(e) else "runtime_error"
             return {"ok": False, "kind": kind, "error": _trunc(_format_exc(e))}
-        bad = self._guard("output snapshot")  # a mode left pushed by forward would run the snapshot
+        bad = self._guard("output snapshot", native=False)  # a mode left pushed by forward would run the snapshot
         if bad:
             return bad
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
