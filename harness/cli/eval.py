@@ -65,6 +65,8 @@ def summary(v: Verdict) -> str:
 @click.argument("reference", type=click.Path(dir_okay=False))
 @click.argument("candidate", type=click.Path(dir_okay=False))
 @eval_options(after_mode=[click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")])
+@click.option("--unsafe-no-isolation", is_flag=True,
+              help="Judge even where no jail can be made (harness doctor says why); recorded in the verdict.")
 def cli(
     reference: str,
     candidate: str,
@@ -77,8 +79,15 @@ def cli(
     profile: str | None,
     timeout: float,
     max_timing_s: float | None,
+    unsafe_no_isolation: bool = False,
 ) -> None:
     """Judge CANDIDATE (a ModelNew source) against REFERENCE (a KernelBench-format task)."""
+    import os
+
+    from sandbox.isolation.base import SandboxUnavailable
+
+    if unsafe_no_isolation:
+        os.environ["HARNESS_UNSAFE_NO_ISOLATION"] = "1"
     from sandbox.evaluate import CandidateError, evaluate
     from sandbox.task import TaskError, load_task
 
@@ -106,6 +115,9 @@ def cli(
         click.echo(f"error: {msg if str(cpath) in msg else f'{cpath}: {msg}'}", err=True)
         sys.exit(2)
     except TaskError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    except SandboxUnavailable as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
     click.echo(v.to_json(indent=2) if as_json else summary(v))

@@ -372,7 +372,8 @@ class ProcessLauncher:
     inherits_fds = True  # channels are inherited socketpairs (sandbox/session.py)
 
     def __init__(self, unsafe: bool = False) -> None:
-        self.unsafe = unsafe  # --unsafe-no-isolation: a plain subprocess when no jail works
+        # --unsafe-no-isolation (or HARNESS_UNSAFE_NO_ISOLATION=1): a plain subprocess when no jail works
+        self.unsafe = unsafe or os.environ.get("HARNESS_UNSAFE_NO_ISOLATION") == "1"
 
     def describe(self) -> str:
         p = probe()
