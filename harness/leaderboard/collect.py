@@ -85,25 +85,14 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
             continue
         usages.append(op.usage)
         # counts from the indexed columns only (no verdict JSON parsing: stores get large)
-        cands = repo.store.query(
-            "SELECT candidate_id, parse_error FROM candidates WHERE run_id=? AND op=?",
-            (run.run_id, op.op),
-        )
-        latest: dict[int, Any] = {}
-        for v in repo.store.query(
-            "SELECT candidate_id, status, host_timers FROM verdicts WHERE run_id=? AND op=? "
-            "AND mode='feedback' ORDER BY verdict_id",
-            (run.run_id, op.op),
-        ):
-            latest[v["candidate_id"]] = v  # later verdicts of a candidate win
+        cands = repo.feedback_outcomes(run.run_id, op.op)
         compiled = correct = 0
         for c in cands:
-            v = latest.get(c["candidate_id"])
-            if v is None or c["parse_error"]:
+            if c.status is None or c.parse_error:
                 continue
-            compiled += v["status"] != "compile_error"
-            correct += v["status"] == "valid"
-            host = host or bool(v["host_timers"])
+            compiled += c.status != "compile_error"
+            correct += c.status == "valid"
+            host = host or c.host_timers
         final = repo.get_verdict(op.final_verdict_id) if op.final_verdict_id else None
         speedups: dict[str, SpeedupCI] = {}
         kernel = None

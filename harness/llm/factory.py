@@ -12,8 +12,8 @@ Specs:
 ``A,B,C``              an ensemble; ``chat(model="B")`` picks one, None = A
 =====================  ======================================================
 
-With a ``store``, every call is recorded in its ``llm_calls`` table (see
-``harness.llm.recording``). Budgets are applied by the caller with
+With a ``store``, every call is recorded in it (see ``harness.llm.recording`` and
+``harness.store.llm_calls``). Budgets are applied by the caller with
 ``harness.llm.budget.MeteredModel`` so the meter stays with the harness.
 """
 
@@ -120,9 +120,9 @@ def spec_is_offline(spec: str, store: Store | None = None) -> bool:
         if p == "offline" or p.startswith("offline:"):
             continue
         if p.startswith("replay:") and store is not None:
-            rows = store.query("SELECT COUNT(*) AS n, COALESCE(SUM(offline), 0) AS off FROM llm_calls "
-                               "WHERE run_id = ?", (p[len("replay:"):],))
-            if rows and rows[0]["n"] > 0 and rows[0]["n"] == rows[0]["off"]:
+            from harness.store.llm_calls import LLMCalls
+
+            if LLMCalls(store).all_offline(p[len("replay:") :]):
                 continue
         return False
     return True

@@ -1,8 +1,8 @@
 """Record every LLM call in the results store, so runs can be audited and replayed.
 
-``RecordingModel`` wraps any ``ChatModel``: each call becomes one row of ``llm_calls``
-(request, response, tokens, latency, error, and the ``CallContext``: run, method, op,
-trial, purpose) and ``ChatResult.call_id`` is set to the row id. The request is stored in a
+``RecordingModel`` wraps any ``ChatModel``: each call is recorded through the store's
+``LLMCalls`` (request, response, tokens, latency, error, and the ``CallContext``: run,
+method, op, trial, purpose) and ``ChatResult.call_id`` is set to its call id. The request is stored in a
 canonical form (roles and contents, sampling parameters, the ensemble member asked for)
 whose sha256 is the replay key; API keys are never part of it. The wrapper's ``run_id``
 (set by the harness) wins over ``CallContext.run_id`` (set by the method), which is used
@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from harness.llm.base import BudgetExhausted, CallContext, ChatModel, ChatResult
+from harness.store.llm_calls import LLMCalls
 
 if TYPE_CHECKING:
     from harness.store.db import Store
@@ -58,6 +59,7 @@ class RecordingModel:
     ):
         self.inner = inner
         self.store = store
+        self.calls = LLMCalls(store)
         self.run_id = run_id
         self.base_url = base_url
         self.name = inner.name
@@ -105,43 +107,23 @@ class RecordingModel:
         asked: str | None,
     ) -> int:
         stored = dict(request, context={"purpose": ctx.purpose, "llm": self.name})
-        model_name = result.model if result is not None else (asked or self.name)
-        response_json = None
+        response = None
         if result is not None:
-            response_json = json.dumps(
-                {"model": result.model, "offline": result.offline, "raw": result.raw},
-                default=str,
-                ensure_ascii=False,
-            )
-        offline = result.offline if result is not None else self.offline
-        with self.store.tx() as c:
-            cur = c.execute(
-                "INSERT INTO llm_calls (run_id, method, op, trial, model, base_url, request_json, "
-                "request_sha256, response_text, response_json, prompt_tokens, completion_tokens, "
-                "latency_s, error, offline, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    self.run_id or ctx.run_id,
-                    ctx.method,
-                    ctx.op,
-                    ctx.trial,
-                    model_name,
-                    getattr(self.inner, "base_url", None) or self.base_url,
-                    json.dumps(stored, ensure_ascii=False),
-                    request_sha256(request),
-                    result.text if result is not None else None,
-                    response_json,
-                    result.prompt_tokens if result is not None else None,
-                    result.completion_tokens if result is not None else None,
-                    latency_s,
-                    error,
-                    int(bool(offline)),
-                    _now(),
-                ),
-            )
-            return int(cur.lastrowid)
-
-
-def _now() -> str:
-    from harness.store.db import utcnow
-
-    return utcnow()
+            response = {"model": result.model, "offline": result.offline, "raw": result.raw}
+        return self.calls.record(
+            run_id=self.run_id or ctx.run_id,
+            method=ctx.method,
+            op=ctx.op,
+            trial=ctx.trial,
+            model=result.model if result is not None else (asked or self.name),
+            base_url=getattr(self.inner, "base_url", None) or self.base_url,
+            request=stored,
+            request_sha256=request_sha256(request),
+            response_text=result.text if result is not None else None,
+            response=response,
+            prompt_tokens=result.prompt_tokens if result is not None else None,
+            completion_tokens=result.completion_tokens if result is not None else None,
+            latency_s=latency_s,
+            error=error,
+            offline=result.offline if result is not None else self.offline,
+        )

@@ -7,13 +7,13 @@ does not hold is an ``LLMError`` that says so (the method or its prompts changed
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import defaultdict, deque
 from typing import TYPE_CHECKING, Any
 
 from harness.llm.base import CallContext, ChatResult, LLMError
 from harness.llm.recording import canonical_request, request_sha256
+from harness.store.llm_calls import LLMCall, LLMCalls
 
 if TYPE_CHECKING:
     from harness.store.db import Store
@@ -27,22 +27,18 @@ class ReplayModel:
     def __init__(self, store: Store, run_id: str):
         self.run_id = run_id
         self.name = f"replay:{run_id}"
-        rows = store.query(
-            "SELECT call_id, model, request_sha256, response_text, response_json, prompt_tokens, "
-            "completion_tokens, latency_s, error, offline FROM llm_calls WHERE run_id = ? ORDER BY call_id",
-            (run_id,),
-        )
-        if not rows:
+        calls = LLMCalls(store).of_run(run_id)
+        if not calls:
             raise ReplayError(
                 f"replay:{run_id}: the store {store.path} holds no LLM calls of run {run_id!r}; "
                 "list recorded runs with `harness runs list` and pass the same --results directory"
             )
-        self._queues: dict[str, deque[Any]] = defaultdict(deque)
-        for r in rows:
-            self._queues[r["request_sha256"]].append(r)
-        self.recorded = len(rows)
-        self.offline = all(bool(r["offline"]) for r in rows)
-        models = sorted({r["model"] for r in rows})
+        self._queues: dict[str, deque[LLMCall]] = defaultdict(deque)
+        for call in calls:
+            self._queues[call.request_sha256].append(call)
+        self.recorded = len(calls)
+        self.offline = all(c.offline for c in calls)
+        models = sorted({c.model for c in calls})
         self.model = models[0] if len(models) == 1 else ",".join(models)
         self._lock = threading.Lock()
 
@@ -71,24 +67,19 @@ class ReplayModel:
                 f"recorded; the method, its prompts or its settings differ from the recorded run. "
                 f"Last message begins: {last!r}. Re-run with a live model instead of replay."
             )
-        if row["error"]:
+        if row.error:
             raise ReplayError(
-                f"replay:{self.run_id}: the recorded call {row['call_id']} failed: {row['error']}"
+                f"replay:{self.run_id}: the recorded call {row.call_id} failed: {row.error}"
             )
-        raw: dict[str, Any] = {}
-        if row["response_json"]:
-            try:
-                raw = dict(json.loads(row["response_json"]).get("raw") or {})
-            except (ValueError, AttributeError):
-                raw = {}
-        raw["replayed_call_id"] = row["call_id"]
-        raw["recorded_latency_s"] = row["latency_s"]
+        raw: dict[str, Any] = row.response_raw
+        raw["replayed_call_id"] = row.call_id
+        raw["recorded_latency_s"] = row.latency_s
         return ChatResult(
-            text=row["response_text"] or "",
-            model=row["model"],
-            prompt_tokens=row["prompt_tokens"] or 0,
-            completion_tokens=row["completion_tokens"] or 0,
+            text=row.response_text or "",
+            model=row.model,
+            prompt_tokens=row.prompt_tokens or 0,
+            completion_tokens=row.completion_tokens or 0,
             latency_s=0.0,
-            offline=bool(row["offline"]),
+            offline=row.offline,
             raw=raw,
         )

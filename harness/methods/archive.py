@@ -10,10 +10,8 @@ be seeded from earlier runs in a results store (``load_from_store``).
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import sqlite3
 import threading
 from collections import Counter
 from dataclasses import dataclass
@@ -143,44 +141,34 @@ def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
 
 def load_from_store(path: str | Path, *, exclude_run: str | None = None) -> list[ArchiveEntry]:
     """Best valid feedback-mode kernel per op from a results store (a ``.sqlite`` file or the
-    results folder holding ``harness.sqlite``). Verdicts judged with torch ops allowed (the
-    convert stage) are never kernels; the op's valid convert-stage source, when there is one,
-    becomes the entry's functional code, else the kernel itself is."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "harness.sqlite"
-    if not p.is_file():
-        raise FileNotFoundError(
-            f"{p}: no results store there (pass a results folder or its harness.sqlite)"
-        )
-    con = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+    results folder holding ``harness.sqlite``), opened read only. Verdicts judged with torch
+    ops allowed (the convert stage) are never kernels; the op's valid convert-stage source,
+    when there is one, becomes the entry's functional code, else the kernel itself is."""
+    from harness.store import Results
+
+    repo = Results.open_read_only(path)
     try:
-        rows = con.execute(
-            "SELECT c.run_id, c.op, c.source, c.operator, v.runtime_us, v.speedup_eager, v.verdict_json "
-            "FROM verdicts v JOIN candidates c ON c.candidate_id = v.candidate_id "
-            "WHERE v.mode = 'feedback' AND v.status = 'valid' AND c.source != ''"
-        ).fetchall()
+        kernels = repo.valid_kernels()
     finally:
-        con.close()
+        repo.close()
     best: dict[str, ArchiveEntry] = {}
     functional: dict[str, str] = {}
-    for run_id, op, source, operator, runtime, speedup, vjson in rows:
-        if exclude_run is not None and run_id == exclude_run:
+    for k in kernels:
+        if exclude_run is not None and k.run_id == exclude_run:
             continue
-        torch_ops = bool(json.loads(vjson or "{}").get("allow_torch_ops", False))
-        if torch_ops or operator == "convert":
-            functional.setdefault(op, source)
+        if k.allow_torch_ops or k.operator == "convert":
+            functional.setdefault(k.op, k.source)
             continue
         e = ArchiveEntry(
-            op=op,
-            functional_code=source,
-            kernel=source,
-            speedup=speedup,
-            runtime_us=runtime,
-            source=f"store:{run_id}",
+            op=k.op,
+            functional_code=k.source,
+            kernel=k.source,
+            speedup=k.speedup_eager,
+            runtime_us=k.runtime_us,
+            source=f"store:{k.run_id}",
         )
-        if op not in best or _better(e, best[op]):
-            best[op] = e
+        if k.op not in best or _better(e, best[k.op]):
+            best[k.op] = e
     return [
         ArchiveEntry(**{**e.__dict__, "functional_code": functional.get(op, e.kernel)})
         for op, e in sorted(best.items())

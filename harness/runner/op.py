@@ -27,8 +27,8 @@ from harness.runner.metering import make_meter, metered
 from harness.runner.resume import ResumedModel
 from harness.runner.tasks import task_context
 from harness.store import Results, config_key, sha256_text
-from sandbox.task import Task
 from sandbox.evaluate import CandidateError, EvalConfig
+from sandbox.task import Task
 from sandbox.verdict import Mode, Status, Verdict
 
 JudgeFn = Callable[[Task, str, EvalConfig], Verdict]
@@ -195,8 +195,8 @@ class OpRunner:
             if getattr(proposal, "allow_torch_ops", False):  # e.g. AI CUDA Engineer's convert stage
                 cfg = dataclasses.replace(config, allow_torch_ops=True)
                 k = config_key(cfg)
-            verdict, stored = self._judge_or_reuse(task, proposal, cfg, k, cid, state)
-            if not stored:
+            verdict, stored_id = self._judge_or_reuse(task, proposal, cfg, k, cid, state)
+            if stored_id is None:
                 self.results.add_verdict(
                     verdict,
                     candidate_id=cid,
@@ -219,24 +219,21 @@ class OpRunner:
 
     def _judge_or_reuse(
         self, task: Task, p: Proposal, config: EvalConfig, key: str, cid: int, state: _OpState
-    ) -> tuple[Verdict, bool]:
-        """(verdict, already stored for this candidate)."""
+    ) -> tuple[Verdict, int | None]:
+        """(verdict, its verdict id when already stored for this candidate, else None)."""
         mode = config.mode.value
-        mine = self.results.store.query(
-            "SELECT verdict_json FROM verdicts WHERE candidate_id=? AND mode=? ORDER BY verdict_id LIMIT 1",
-            (cid, mode),
-        )
-        if mine:
+        mine = self.results.candidate_verdict(cid, mode)
+        if mine is not None:
             state.reused += 1
-            return Verdict.from_json(mine[0]["verdict_json"]), True
+            return mine.verdict, mine.verdict_id
         if p.parse_error:
             return _failed(
                 task, p.source, config, f"reply could not be parsed: {p.parse_error}", rule=None
-            ), False
+            ), None
         hit = self.results.find_verdict(task.sha256, sha256_text(p.source), mode, key)
         if hit is not None:
             state.reused += 1
-            return hit.verdict, False
+            return hit.verdict, None
         state.judged += 1
         t0 = time.monotonic()
         try:
@@ -244,7 +241,7 @@ class OpRunner:
         except CandidateError as e:
             v = _failed(task, p.source, config, str(e), rule=None)
         v.durations_s.setdefault("harness_total", round(time.monotonic() - t0, 3))
-        return v, False
+        return v, None
 
     def _final(self, task: Task, state: _OpState) -> tuple[Verdict, int]:
         config = self.s.eval_config(Mode.FINAL)
@@ -252,14 +249,9 @@ class OpRunner:
         cand = self.results.get_candidate(state.best_id)  # type: ignore[arg-type]
         assert cand is not None
         p = Proposal(source=cand.source)
-        verdict, stored = self._judge_or_reuse(task, p, config, key, cand.candidate_id, state)
-        if stored:
-            row = self.results.store.query(
-                "SELECT verdict_id FROM verdicts WHERE candidate_id=? AND mode='final' "
-                "ORDER BY verdict_id LIMIT 1",
-                (cand.candidate_id,),
-            )
-            return verdict, int(row[0]["verdict_id"])
+        verdict, stored_id = self._judge_or_reuse(task, p, config, key, cand.candidate_id, state)
+        if stored_id is not None:
+            return verdict, stored_id
         vid = self.results.add_verdict(
             verdict, candidate_id=cand.candidate_id, task_sha256=task.sha256, config_key=key
         )

@@ -9,18 +9,19 @@ once the recording is used up, calls go through to the model (and are recorded a
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any
 
 from harness.llm.base import CallContext, ChatModel, ChatResult
 from harness.store.db import Store
+from harness.store.llm_calls import LLMCalls
 
 
 class ResumedModel:
     def __init__(self, inner: ChatModel, store: Store, run_id: str):
         self.inner = inner
         self.store = store
+        self.calls = LLMCalls(store)
         self.run_id = run_id
         self.name = getattr(inner, "name", "model")
         self.offline = getattr(inner, "offline", False)
@@ -58,44 +59,30 @@ class ResumedModel:
         if ctx.op is None or ctx.trial is None:
             return None
         run_id = ctx.run_id or self.run_id
-        rows = self.store.query(
-            "SELECT call_id, model, request_json, response_text, prompt_tokens, completion_tokens, "
-            "latency_s, offline FROM llm_calls WHERE run_id=? AND op=? AND trial=? AND error IS NULL "
-            "AND response_text IS NOT NULL ORDER BY call_id",
-            (run_id, ctx.op, ctx.trial),
-        )
+        calls = self.calls.answered(run_id, ctx.op, ctx.trial)
         with self._lock:
-            for r in rows:
-                if r["call_id"] in self._used:
+            for call in calls:
+                if call.call_id in self._used:
                     continue
-                try:
-                    req = json.loads(r["request_json"])
-                except ValueError:
-                    continue
-                if _messages_of(req) != messages:
+                req = call.request
+                if req is None or req.get("messages") != messages:
                     continue
                 if (
                     model is not None
                     and req.get("model") not in (None, model)
-                    and r["model"] != model
+                    and call.model != model
                 ):
                     continue
-                self._used.add(r["call_id"])
+                self._used.add(call.call_id)
                 self.replayed += 1
                 return ChatResult(
-                    text=r["response_text"],
-                    model=r["model"],
-                    prompt_tokens=r["prompt_tokens"] or 0,
-                    completion_tokens=r["completion_tokens"] or 0,
+                    text=call.response_text or "",
+                    model=call.model,
+                    prompt_tokens=call.prompt_tokens or 0,
+                    completion_tokens=call.completion_tokens or 0,
                     latency_s=0.0,
-                    call_id=r["call_id"],
-                    offline=bool(r["offline"]),
-                    raw={"resumed_from_call": r["call_id"]},
+                    call_id=call.call_id,
+                    offline=call.offline,
+                    raw={"resumed_from_call": call.call_id},
                 )
         return None
-
-
-def _messages_of(req: Any) -> Any:
-    if isinstance(req, dict):
-        return req.get("messages")
-    return None

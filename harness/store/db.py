@@ -2,7 +2,8 @@
 
 Writes go through ``Store.tx()`` (one transaction, ``BEGIN IMMEDIATE``) so concurrent writers
 (parallel ops, several processes) serialise cleanly; WAL mode lets readers go on meanwhile.
-Each thread gets its own connection.
+Each thread gets its own connection. ``Store.read_only(path)`` opens an existing store
+without migrating or writing it (e.g. to seed a method from another results folder).
 """
 
 from __future__ import annotations
@@ -32,13 +33,43 @@ class Store:
         self.dir = Path(results_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / DB_NAME
+        self.readonly = False
         self._local = threading.local()
         self._migrate()
+
+    @classmethod
+    def read_only(cls, path: str | Path) -> Store:
+        """Open an existing store for reading only: no migration, no writes, no new files.
+
+        ``path``: a results folder (holding ``harness.sqlite``) or the ``.sqlite`` file itself.
+        """
+        p = Path(path)
+        if p.is_dir():
+            p = p / DB_NAME
+        if not p.is_file():
+            raise FileNotFoundError(
+                f"{p}: no results store there (pass a results folder or its {DB_NAME})"
+            )
+        self = cls.__new__(cls)
+        self.dir, self.path, self.readonly = p.parent, p, True
+        self._local = threading.local()
+        return self
 
     # -- connections -------------------------------------------------------------------
     def conn(self) -> sqlite3.Connection:
         c = getattr(self._local, "conn", None)
-        if c is None:
+        if c is None and self.readonly:
+            c = sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                timeout=60,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            c.row_factory = sqlite3.Row
+            c.execute("PRAGMA busy_timeout=60000")
+            self._local.conn = c
+        elif c is None:
             c = sqlite3.connect(
                 self.path, timeout=60, isolation_level=None, check_same_thread=False
             )

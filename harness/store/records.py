@@ -201,6 +201,30 @@ class StoredVerdict:
         )
 
 
+@dataclass(frozen=True)
+class CandidateOutcome:
+    """A candidate of an op with the status of its latest feedback verdict (None: not judged),
+    read from indexed columns only (no verdict JSON)."""
+
+    candidate_id: int
+    parse_error: str | None
+    status: str | None
+    host_timers: bool
+
+
+@dataclass(frozen=True)
+class ValidKernel:
+    """A candidate with a valid feedback verdict: what an archive of solved ops is built from."""
+
+    run_id: str
+    op: str
+    source: str
+    operator: str | None
+    runtime_us: float | None
+    speedup_eager: float | None
+    allow_torch_ops: bool  # judged with torch ops allowed (e.g. a convert stage): not a kernel
+
+
 def row_dict(r: sqlite3.Row) -> dict[str, Any]:
     return {k: r[k] for k in r.keys()}
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from harness.store import fingerprint
 from harness.store.db import Store, StoreError, utcnow
+from harness.store.llm_calls import LLMCalls
 from harness.store.records import (
     OP_STATUSES,
     CandidateRecord,
@@ -55,6 +56,11 @@ class Results(VerdictStore):
     @classmethod
     def open(cls, results_dir: str | Path) -> Results:
         return cls(Store(results_dir))
+
+    @classmethod
+    def open_read_only(cls, path: str | Path) -> Results:
+        """An existing store (results folder or ``.sqlite`` file), read only, not migrated."""
+        return cls(Store.read_only(path))
 
     @property
     def path(self) -> Path:
@@ -299,13 +305,11 @@ class Results(VerdictStore):
             )
         return [CandidateRecord.from_row(r) for r in rows]
 
-    # -- llm calls (read side; the LLM layer writes them) -----------------------------------
+    # -- llm calls (recorded by the LLM layer through LLMCalls) -----------------------------
+    @property
+    def llm_calls(self) -> LLMCalls:
+        return LLMCalls(self.store)
+
     def llm_usage(self, run_id: str) -> dict[str, dict[str, Any]]:
         """Per op: number of LLM calls, prompt/completion tokens, latency, errors."""
-        rows = self.store.query(
-            "SELECT op, COUNT(*) AS calls, COALESCE(SUM(prompt_tokens),0) AS prompt_tokens, "
-            "COALESCE(SUM(completion_tokens),0) AS completion_tokens, COALESCE(SUM(latency_s),0) "
-            "AS latency_s, SUM(error IS NOT NULL) AS errors FROM llm_calls WHERE run_id=? GROUP BY op",
-            (run_id,),
-        )
-        return {r["op"] or "": {k: r[k] for k in r.keys() if k != "op"} for r in rows}
+        return self.llm_calls.usage_by_op(run_id)

@@ -1,6 +1,7 @@
-"""The verdict half of the store API: storing full verdicts with their indexed columns, and
+"""The verdict half of the store API: storing full verdicts with their indexed columns,
 finding a stored judgement again (task, candidate source, mode, evaluation config) so that
-re-judging can be skipped. Mixed into ``Results`` (repo.py)."""
+re-judging can be skipped, and the verdict summaries readers need (trial outcomes for the
+leaderboard, valid kernels for an archive of solved ops). Mixed into ``Results`` (repo.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.store.db import Store, StoreError, utcnow
-from harness.store.records import StoredVerdict
+from harness.store.records import CandidateOutcome, StoredVerdict, ValidKernel
 from sandbox.verdict import Verdict
 
 # EvalConfig fields that do not change what a verdict says (so are left out of its key)
@@ -137,3 +138,58 @@ class VerdictStore:
             args.append(getattr(mode, "value", mode))
         rows = self.store.query(sql + " ORDER BY verdict_id", tuple(args))
         return [StoredVerdict.from_row(r) for r in rows]
+
+    def candidate_verdict(self, candidate_id: int, mode: str) -> StoredVerdict | None:
+        """The first verdict stored for a candidate in ``mode`` (a resumed op reuses it)."""
+        rows = self.store.query(
+            "SELECT * FROM verdicts WHERE candidate_id=? AND mode=? ORDER BY verdict_id LIMIT 1",
+            (candidate_id, getattr(mode, "value", mode)),
+        )
+        return StoredVerdict.from_row(rows[0]) if rows else None
+
+    # -- summaries for readers (indexed columns only: stores get large) -----------------------
+    def feedback_outcomes(self, run_id: str, op: str) -> list[CandidateOutcome]:
+        """Every candidate of a run's op with its latest feedback verdict's status."""
+        cands = self.store.query(
+            "SELECT candidate_id, parse_error FROM candidates WHERE run_id=? AND op=?",
+            (run_id, op),
+        )
+        latest: dict[int, Any] = {}
+        for v in self.store.query(
+            "SELECT candidate_id, status, host_timers FROM verdicts WHERE run_id=? AND op=? "
+            "AND mode='feedback' ORDER BY verdict_id",
+            (run_id, op),
+        ):
+            latest[v["candidate_id"]] = v  # later verdicts of a candidate win
+        out = []
+        for c in cands:
+            v = latest.get(c["candidate_id"])
+            out.append(
+                CandidateOutcome(
+                    candidate_id=c["candidate_id"],
+                    parse_error=c["parse_error"],
+                    status=v["status"] if v is not None else None,
+                    host_timers=bool(v["host_timers"]) if v is not None else False,
+                )
+            )
+        return out
+
+    def valid_kernels(self) -> list[ValidKernel]:
+        """Every candidate (non-empty source) with a valid feedback verdict, of every run."""
+        rows = self.store.query(
+            "SELECT c.run_id, c.op, c.source, c.operator, v.runtime_us, v.speedup_eager, "
+            "v.verdict_json FROM verdicts v JOIN candidates c ON c.candidate_id = v.candidate_id "
+            "WHERE v.mode = 'feedback' AND v.status = 'valid' AND c.source != '' ORDER BY v.verdict_id"
+        )
+        return [
+            ValidKernel(
+                run_id=r["run_id"],
+                op=r["op"],
+                source=r["source"],
+                operator=r["operator"],
+                runtime_us=r["runtime_us"],
+                speedup_eager=r["speedup_eager"],
+                allow_torch_ops=bool(json.loads(r["verdict_json"] or "{}").get("allow_torch_ops")),
+            )
+            for r in rows
+        ]
