@@ -138,15 +138,25 @@ def _entry(key: tuple, runs: list[RunData], used_ids: set[str]) -> Entry:
 
 
 def _op_infos(runs: list[RunData]) -> tuple[OpInfo, ...]:
+    """Each op's description as stored with its latest run; the task file's, found in the
+    reference suite, only for ops whose stores predate op metadata (schema v3)."""
     from harness.leaderboard.tasks import describe_op
 
     shas: dict[str, set[str]] = defaultdict(set)
-    for r in runs:
+    stored: dict[str, dict[str, str]] = {}
+    for r in sorted(runs, key=lambda r: (r.run.created_at, r.run.run_id)):
         for o in r.outcomes:
             kernel = r.best.get(o.op)
             shas[o.op].update([kernel.task_sha256] if kernel else [])
+            m = r.op_meta.get(o.op)
+            if m is not None:  # a later run's metadata wins
+                stored[o.op] = {
+                    "category": m.category,
+                    "description": m.description,
+                    "dtype": m.dtype,
+                }
     return tuple(
-        OpInfo(op=op, task_sha256s=tuple(sorted(s)), **describe_op(op))
+        OpInfo(op=op, task_sha256s=tuple(sorted(s)), **(stored.get(op) or describe_op(op)))
         for op, s in sorted(shas.items())
     )
 

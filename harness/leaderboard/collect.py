@@ -1,8 +1,9 @@
 """Reading results stores into per-run data the leaderboard aggregates.
 
 For each run: its ops as ``OpOutcome`` (trial counts from feedback verdicts, speedups from
-the final verdict of the best kernel), the best kernels themselves, and the usage recorded
-for each op (evaluations, LLM calls, tokens, seconds, cost).
+the final verdict of the best kernel), the best kernels themselves, the usage recorded for
+each op (evaluations, LLM calls, tokens, seconds, cost), and the op metadata stored with
+the run (category, description, dtype...; absent in stores written before schema v3).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from harness.leaderboard.model import BestKernel, SpeedupCell
 from harness.stats import OpOutcome, SpeedupCI
-from harness.store import Results, RunInfo
+from harness.store import OpMetadata, Results, RunInfo
 from harness.store.db import DB_NAME
 from harness.store.fingerprint import hardware_label
 
@@ -28,6 +29,7 @@ class RunData:
     usage: dict[str, float] = field(default_factory=dict)
     hardware: str = ""
     host_timers: bool = False
+    op_meta: dict[str, OpMetadata] = field(default_factory=dict)  # as stored with the run (v3+)
 
 
 class NoResults(FileNotFoundError):
@@ -80,10 +82,13 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
     best: dict[str, BestKernel | None] = {}
     host = run.device == "cpu"
     usages = []
+    op_meta: dict[str, OpMetadata] = {}
     for op in repo.list_ops(run.run_id):
         if op.status != "finished":
             continue
         usages.append(op.usage)
+        if op.meta is not None:
+            op_meta[op.op] = op.meta
         # counts from the indexed columns only (no verdict JSON parsing: stores get large)
         cands = repo.feedback_outcomes(run.run_id, op.op)
         compiled = correct = 0
@@ -155,4 +160,5 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
         usage=usage,
         hardware=hardware_label(run.environment),
         host_timers=host,
+        op_meta=op_meta,
     )

@@ -26,7 +26,7 @@ from harness.methods.common import candidate_runtime, speedup_vs_eager
 from harness.runner.metering import make_meter, metered
 from harness.runner.resume import ResumedModel
 from harness.runner.tasks import task_context
-from harness.store import Results, config_key, sha256_text
+from harness.store import OpMetadata, Results, config_key, sha256_text
 from sandbox.evaluate import CandidateError, EvalConfig
 from sandbox.task import Task
 from sandbox.verdict import Mode, Status, Verdict
@@ -103,7 +103,7 @@ class OpRunner:
 
     def run(self, task: Task) -> OpResult:
         rid = self.s.run_id
-        row = self.results.ensure_op(rid, task.name, task.sha256)
+        row = self.results.ensure_op(rid, task.name, task.sha256, OpMetadata.from_task(task))
         if row.status == "finished":
             return self._finished_result(task, row)
         self.results.start_op(rid, task.name)

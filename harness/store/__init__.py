@@ -8,6 +8,7 @@ from harness.store.llm_calls import LLMCall, LLMCalls
 from harness.store.records import (
     CandidateOutcome,
     CandidateRecord,
+    OpMetadata,
     RunInfo,
     RunOp,
     RunSpec,
@@ -24,6 +25,7 @@ __all__ = [
     "CandidateRecord",
     "LLMCall",
     "LLMCalls",
+    "OpMetadata",
     "Results",
     "RunInfo",
     "RunOp",

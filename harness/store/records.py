@@ -10,9 +10,12 @@ import hashlib
 import json
 import sqlite3
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.verdict import Verdict
+
+if TYPE_CHECKING:
+    from sandbox.task import Task
 
 RUN_STATUSES = ("running", "finished", "failed")
 OP_STATUSES = ("pending", "searching", "finished", "failed")
@@ -99,6 +102,49 @@ class RunInfo:
 
 
 @dataclass(frozen=True)
+class OpMetadata:
+    """An op's task-file metadata as stored with the run (schema v3): what the op is (category,
+    description), how it is judged (dtype, tolerances), its work formulas over the shape
+    globals (FLOPs, minimum bytes moved) and its shape profiles (profile -> overrides)."""
+
+    category: str
+    description: str
+    dtype: str
+    atol: float
+    rtol: float
+    flops: str | None = None
+    bytes: str | None = None
+    shapes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    kernelbench: bool = False
+
+    @classmethod
+    def from_task(cls, task: Task) -> OpMetadata:
+        m = task.meta
+        return cls(
+            category=m.category,
+            description=m.description,
+            dtype=m.dtype,
+            atol=m.atol,
+            rtol=m.rtol,
+            flops=m.flops,
+            bytes=m.bytes,
+            shapes={k: dict(v) for k, v in task.shapes.items()},
+            kernelbench=task.kernelbench,
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, default=str)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> OpMetadata | None:
+        if not text:
+            return None
+        d = json.loads(text)
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass(frozen=True)
 class RunOp:
     run_id: str
     op: str
@@ -110,6 +156,7 @@ class RunOp:
     error: str | None
     started_at: str | None
     finished_at: str | None
+    meta: OpMetadata | None = None  # None: recorded before schema v3 (read the task file)
 
     @classmethod
     def from_row(cls, r: sqlite3.Row) -> RunOp:
@@ -124,6 +171,7 @@ class RunOp:
             error=r["error"],
             started_at=r["started_at"],
             finished_at=r["finished_at"],
+            meta=OpMetadata.from_json(r["meta_json"] if "meta_json" in r.keys() else None),
         )
 
     def to_dict(self) -> dict[str, Any]:

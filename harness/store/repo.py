@@ -30,6 +30,7 @@ from harness.store.llm_calls import LLMCalls
 from harness.store.records import (
     OP_STATUSES,
     CandidateRecord,
+    OpMetadata,
     RunInfo,
     RunOp,
     RunSpec,
@@ -150,13 +151,25 @@ class Results(VerdictStore):
         ]
 
     # -- ops of a run ----------------------------------------------------------------------
-    def ensure_op(self, run_id: str, op: str, task_sha256: str) -> RunOp:
-        """Add the op to the run as ``pending`` unless it is there already (resume keeps it)."""
+    def ensure_op(
+        self, run_id: str, op: str, task_sha256: str, meta: OpMetadata | None = None
+    ) -> RunOp:
+        """Add the op to the run as ``pending`` unless it is there already (resume keeps it).
+
+        ``meta``: the task file's metadata, stored with the op (a row without any, e.g. one
+        written before schema v3, gets it on resume)."""
+        meta_json = meta.to_json() if meta is not None else None
         with self.store.tx() as c:
             c.execute(
-                "INSERT OR IGNORE INTO run_ops (run_id, op, task_sha256) VALUES (?,?,?)",
-                (run_id, op, task_sha256),
+                "INSERT OR IGNORE INTO run_ops (run_id, op, task_sha256, meta_json) VALUES (?,?,?,?)",
+                (run_id, op, task_sha256, meta_json),
             )
+            if meta_json is not None:
+                c.execute(
+                    "UPDATE run_ops SET meta_json=? WHERE run_id=? AND op=? AND task_sha256=? "
+                    "AND meta_json IS NULL",
+                    (meta_json, run_id, op, task_sha256),
+                )
         got = self.get_op(run_id, op)
         assert got is not None
         if got.task_sha256 != task_sha256:

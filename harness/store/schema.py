@@ -105,6 +105,12 @@ MIGRATIONS: list[str] = [
     CREATE INDEX candidates_by_run_op ON candidates(run_id, op);
     ALTER TABLE runs ADD COLUMN error TEXT;
     """,
+    # 2 -> 3: op metadata stored with the run's op (category, dtype, tolerances, FLOPs/bytes
+    # formulas, shape profiles), so readers need not find the task file again. NULL in rows
+    # written before version 3: readers fall back to the task file.
+    """
+    ALTER TABLE run_ops ADD COLUMN meta_json TEXT;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
