@@ -117,8 +117,8 @@ def verify(
     progress: Callable[[str], None] = lambda s: None,
     evaluate_fn: Callable[[Any, str, Any], Any] = _default_evaluate,
 ) -> VerifyReport:
-    from sandbox.task import load_task
     from sandbox.evaluate import CandidateError, EvalConfig
+    from sandbox.task import load_task
     from sandbox.verdict import Mode
 
     here = fingerprint.hardware_label(fingerprint.environment(probe_torch=False))
