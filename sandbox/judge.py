@@ -18,6 +18,7 @@ import torch
 
 from sandbox import buildcache, opcount, rules, scan
 from sandbox.attribution import attribute
+from sandbox.candidate import Entry, entry_point
 from sandbox.checks import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.devicelock import device_lock
 from sandbox.evaluate import EvalConfig
@@ -87,6 +88,7 @@ class Judge(Checks):
         self.n_checks = 0
         self.n_fetch = 0  # the candidate worker names its n-th output file out<n>.kho; the parent counts too
         self.opcount_path: str | None = None  # path of sandbox/opcount.py's built module (judge())
+        self.entry = Entry("ModelNew")  # the class judged (run() resolves it, sandbox/candidate.py)
         self.ref_call_s = 0.0  # the reference's slowest call so far (parent clock): per-call bounds
         self.hold_until: float | None = None  # CUDA: no request may run past this (the GPU-held bound)
         self._lock: threading.Lock | None = None  # this device's lock, while held
@@ -149,7 +151,7 @@ class Judge(Checks):
 
     def setup(self, profile: str) -> None:
         common = {"task_source": self.task.source, "task_path": str(self.task.path),
-                  "overrides": self.overrides(profile), "init_seed": self.init_seed}
+                  "overrides": self.overrides(profile), "init_seed": self.init_seed, "entry": self.entry.name}
         rep, _ = self.ref.request("setup", compile=self.final and "compile" in self.cfg.baselines, **common)
         if not rep.get("ok"):
             raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
@@ -202,7 +204,8 @@ class Judge(Checks):
         """Build and JIT everything before judging: one call of the candidate at each profile it
         will be judged at (Triton and lazy builds compile here, with a public seed, unchecked),
         then seal the worker: no process may start from here on, and none may be left running."""
-        common = {"task_source": self.task.source, "task_path": str(self.task.path), "init_seed": self.init_seed}
+        common = {"task_source": self.task.source, "task_path": str(self.task.path), "init_seed": self.init_seed,
+                  "entry": self.entry.name}
         first_why = f"{self.cfg.first_call_timeout_s:g} s for a first call (JIT and autotune included)"
         for p in [profile, *extras]:
             rep, _ = self.cand.request("setup", overrides=self.overrides(p), bound=self.call_bound(floor=60.0),
@@ -230,6 +233,9 @@ class Judge(Checks):
     def run(self) -> Verdict:
         cfg = self.cfg
         tree = scan.validate(self.source, cfg.candidate_name, self.task.source)
+        self.entry = entry_point(tree, cfg.candidate_name, self.task.source)
+        if self.entry.notes:
+            self.v.evidence["accommodations"] = list(self.entry.notes)
         hit = scan.scan(tree)
         if hit:
             raise Reject(Status.REJECTED, hit[0], f"{cfg.candidate_name}: {hit[1]}", static_scan=True)

@@ -64,6 +64,7 @@ def _compile_error_verdict(task: Any, source: str, config: EvalConfig, rep: dict
 def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildResult:
     """Build ``source`` for ``task`` into the build cache; never raises for a bad candidate."""
     from sandbox import buildcache, scan
+    from sandbox.candidate import entry_point
     from sandbox.isolation import Limits, get_launcher
     from sandbox.isolation.process import outer_uid
     from sandbox.judge import cache_root
@@ -75,7 +76,9 @@ def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildR
         task = load_task(task)
     t0 = time.monotonic()
     try:
-        hit = scan.scan(scan.validate(source, config.candidate_name, task.source))
+        tree = scan.validate(source, config.candidate_name, task.source)
+        hit = scan.scan(tree)
+        entry = entry_point(tree, config.candidate_name, task.source).name
     except CandidateError as e:
         return BuildResult("not_built", message=f"input error (the judge reports it): {e}")
     if hit:
@@ -111,7 +114,7 @@ def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildR
         profile = config.profile
         overrides = dict(task.shapes.get(profile, {})) if profile != "default" else {}
         srep, _ = w.request("setup", task_source=task.source, task_path=str(task.path),
-                            overrides=overrides, init_seed=0)
+                            overrides=overrides, init_seed=0, entry=entry)
         if not srep.get("ok"):
             res.outcome, res.message = "not_built", "ModelNew(*get_init_inputs()) failed in the build worker"
         res.wall_s = time.monotonic() - t0

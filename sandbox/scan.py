@@ -1,7 +1,7 @@
 """Static checks of a candidate's source, in the parent, before anything runs.
 
-``validate`` raises ``CandidateError`` for unusable input (does not parse, no ``ModelNew``,
-forward arity differs from ``Model``'s). ``scan`` finds constructs honest kernels never need
+``validate`` raises ``CandidateError`` for unusable input (does not parse, no class to judge,
+a signature that cannot accept the reference's calls: sandbox/candidate.py). ``scan`` finds constructs honest kernels never need
 (gc/frame introspection, raw fd writes, timer assignment, threads/subprocess/network
 imports) and returns (rule, message) for the first one. It is ONE layer: the runtime audit
 hook, the separate reference process and the parent's clock catch what it cannot see.
@@ -47,39 +47,10 @@ def validate(source: str, filename: str, reference_source: str | None = None) ->
         tree = ast.parse(source, filename=filename)
     except SyntaxError as e:
         raise CandidateError(f"{filename}:{e.lineno}: does not parse: {e.msg}") from e
-    cls = _find_class(tree, "ModelNew")
-    if cls is None:
-        raise CandidateError(f"{filename}: no class ModelNew (a candidate defines class ModelNew(nn.Module) "
-                             "with the same constructor and forward signature as the reference's Model)")
-    if reference_source is not None:
-        ref = _find_class(ast.parse(reference_source), "Model")
-        a_ref, a_new = _forward_arity(ref), _forward_arity(cls)
-        if a_ref is not None and a_new is not None and a_ref != a_new:
-            raise CandidateError(
-                f"{filename}: ModelNew.forward takes {a_new[0]} positional argument(s){' (+*args)' if a_new[1] else ''}; "
-                f"the reference's Model.forward takes {a_ref[0]}{' (+*args)' if a_ref[1] else ''}: match its signature")
+    from sandbox.candidate import entry_point
+
+    entry_point(tree, filename, reference_source)  # CandidateError when nothing is call-compatible
     return tree
-
-
-def _find_class(tree: ast.Module | None, name: str) -> ast.ClassDef | None:
-    if tree is None:
-        return None
-    for n in tree.body:
-        if isinstance(n, ast.ClassDef) and n.name == name:
-            return n
-    return None
-
-
-def _forward_arity(cls: ast.ClassDef | None) -> tuple[int, bool] | None:
-    if cls is None:
-        return None
-    for n in cls.body:
-        if isinstance(n, ast.FunctionDef) and n.name == "forward":
-            a = n.args
-            if a.vararg is not None:
-                return None  # *args accepts anything
-            return len(a.posonlyargs) + len(a.args) - 1, False
-    return None
 
 
 def _dotted(node: ast.AST) -> list[str]:

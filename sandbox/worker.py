@@ -106,7 +106,10 @@ class Worker(CallPath):
         else:
             t.manual_seed(req["init_seed"])
             init = mod.get_init_inputs()
-            self.models["candidate"] = self.cand_mod.ModelNew(*init).to(self.device).eval()
+            cls = getattr(self.cand_mod, req.get("entry", "ModelNew"), None)  # sandbox/candidate.py
+            if not (isinstance(cls, type) and issubclass(cls, t.nn.Module)):
+                raise TypeError(f"{req.get('entry', 'ModelNew')} is {cls!r}, not an nn.Module subclass")
+            self.models["candidate"] = cls(*init).to(self.device).eval()
         return {"ok": True}
 
     def import_candidate(self, req: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,82 @@
+"""Candidates as the field writes them (sandbox/candidate.py): a ModelNew class, a ModelNew
+alias, a class named Model that is not the reference's own, and signatures that accept the
+reference's calls are judged, with each accommodation noted; real mismatches stay exit-2 errors."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from sandbox.candidate import entry_point
+from sandbox.evaluate import CandidateError, EvalConfig, evaluate
+from sandbox.task import load_task
+from sandbox.verdict import Status
+
+RELU = Path(__file__).resolve().parents[1] / "adversarial" / "tasks" / "relu.py"
+REF = RELU.read_text()
+BODY = "        return torch.relu(x)\n"
+
+
+def entry(src: str):
+    return entry_point(ast.parse(src), "cand.py", REF)
+
+
+def test_modelnew_class_needs_no_accommodation():
+    e = entry("import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n" + BODY)
+    assert e.name == "ModelNew" and e.notes == []
+
+
+def test_alias_is_accepted_and_noted():
+    e = entry("import torch.nn as nn\nclass Fast(nn.Module):\n    def forward(self, x):\n" + BODY + "ModelNew = Fast\n")
+    assert e.name == "ModelNew" and e.notes == ["ModelNew is an alias of Fast"]
+
+
+def test_a_class_named_model_is_accepted_when_it_is_not_the_references_own():
+    e = entry("import torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x):\n        return x.clamp_min(0)\n")
+    assert e.name == "Model" and "named Model" in e.notes[0]
+
+
+def test_the_references_own_model_copied_unchanged_is_refused():
+    ref_cls = next(n for n in ast.parse(REF).body if isinstance(n, ast.ClassDef) and n.name == "Model")
+    with pytest.raises(CandidateError, match="no class ModelNew .its class Model is the reference's own"):
+        entry("import torch\nimport torch.nn as nn\n" + ast.unparse(ref_cls) + "\n")
+
+
+def test_extra_parameters_with_defaults_are_call_compatible():
+    e = entry("import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x, alpha=1.0):\n" + BODY)
+    assert e.notes == ["ModelNew.forward has parameters the reference does not pass (alpha, with defaults)"]
+    e = entry("import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, *args):\n        return args[0].relu()\n")
+    assert e.notes == ["ModelNew.forward has parameters the reference does not pass (*args)"]
+
+
+@pytest.mark.parametrize("sig", ["self", "self, x, y", "self, x, y, *, z"])
+def test_signatures_that_cannot_take_the_references_call_are_errors(sig):
+    with pytest.raises(CandidateError, match="ModelNew.forward takes .* the reference's Model.forward takes 1"):
+        entry(f"import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward({sig}):\n" + BODY)
+
+
+def test_no_class_at_all_is_an_error():
+    with pytest.raises(CandidateError, match="no class ModelNew"):
+        entry("import torch\nx = 1\n")
+
+
+@pytest.mark.parametrize("src, note", [
+    ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x, alpha=1.0):\n"
+     "        return torch.relu(x) * alpha\n", "named Model"),
+    ("import torch\nimport torch.nn as nn\nclass Opt(nn.Module):\n    def forward(self, x):\n"
+     "        return torch.relu(x)\nModelNew = Opt\n", "alias of Opt"),
+])
+def test_accommodated_candidates_are_judged_valid(src, note):
+    cfg = EvalConfig(device="cpu", profile="small", allow_torch_ops=True, max_timing_s=0.5,
+                     feedback_timing_s=0.5, target_ci=0.05, candidate_name="cand.py")
+    v = evaluate(load_task(RELU), src, cfg)
+    assert v.status is Status.VALID, (v.status, v.rule, v.message)
+    assert any(note in n for n in v.evidence["accommodations"]), v.evidence
+
+
+def test_an_alias_to_something_that_is_not_a_module_is_a_runtime_error():
+    cfg = EvalConfig(device="cpu", profile="small", allow_torch_ops=True, candidate_name="cand.py")
+    v = evaluate(load_task(RELU), "import torch\nModelNew = len\n", cfg)
+    assert v.status is Status.RUNTIME_ERROR and "not an nn.Module subclass" in v.logs, (v.status, v.logs[-500:])
