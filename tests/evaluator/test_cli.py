@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,16 @@ def test_kernelbench_task_unchanged_valid_exits_0(tmp_path):
                      "--max-timing-s", "0.3")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "status:   valid" in r.stdout and "speedup vs eager" in r.stdout
+
+
+def test_docker_sandbox_without_its_image_or_engine_is_a_setup_error(tmp_path):
+    """--sandbox docker where the image (or the engine) is missing: exit 2 with what to do, no
+    traceback (with an engine: 'not present ... nox -s image'; without one: how to start one)."""
+    cand = tmp_path / "k.py"
+    cand.write_text(python_candidate("        return a + b"))
+    r = subprocess.run([sys.executable, "-m", "harness", "eval", str(ADD_TASK), str(cand), "--device", "cpu",
+                        "--sandbox", "docker"], cwd=REPO, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "HARNESS_DOCKER_IMAGE": "localhost/kh-missing-image:0"})
+    assert r.returncode == 2, r.stderr
+    assert "error:" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout == ""
