@@ -4,6 +4,7 @@ the monitors' report. Each failure raises ``Reject``, which stops the cascade wi
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import stat
@@ -148,7 +149,8 @@ class Checks:
             self.ref_call(seed)
         rep = self.check_output(f"trial {index} ({label})", keep=keep)
         trial = Trial(index, label, bool(rep["passed"]), rep.get("max_abs_err"), rep.get("max_rel_err"),
-                      rep.get("mismatch_fraction"), rep.get("message", ""))
+                      rep.get("mismatch_fraction"), rep.get("message", ""),
+                      [None if t is None or not math.isfinite(t) else float(t) for t in rep.get("tightest_tol") or []])
         self.v.trials.append(trial)
         if not trial.passed:
             raise Reject(Status.INCORRECT, rule_fail or rep.get("rule"),

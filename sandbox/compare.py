@@ -22,6 +22,8 @@ class Comparison:
     max_abs_err: float | None = None
     max_rel_err: float | None = None
     mismatch_fraction: float | None = None
+    # per output: the smallest t with |out-ref| <= t + t*|ref| everywhere (inf: no t passes)
+    tightest_tol: list[float] | None = None
 
 
 def check_types(outs: Any, ref: list[torch.Tensor], devices: list[str], ref_devices: list[str]) -> Comparison:
@@ -57,7 +59,9 @@ class _FloatStats:
     rel_err: float = 0.0
     n_bad: int = 0
     n_nonfinite: int = 0  # NaN/inf where the reference is finite
+    n_special: int = 0  # non-finite reference values the candidate does not match exactly
     first_bad: int = -1  # flat index of the first element outside tolerance
+    tightest: float = 0.0  # max |out-ref| / (1+|ref|): the smallest atol=rtol that passes; inf if none does
 
 
 def _float_stats(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float, chunk: int = CHUNK) -> _FloatStats:
@@ -90,6 +94,9 @@ def _float_stats(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float, chu
         t.masked_fill_(~finite_r, float("inf"))
         bad = (d > t) | nonfinite | special
         st.abs_err = max(st.abs_err, float(d.max()))
+        # atol=rtol=x passes iff d <= x*(1+|ref|): the tightest x is max d/(1+|ref|) (d is 0 where ref is not finite)
+        torch.abs(rc, out=t).add_(1.0).masked_fill_(~finite_r, 1.0)
+        st.tightest = max(st.tightest, float(torch.div(d, t, out=t).max()))
         torch.abs(rc, out=t).clamp_(min=1e-12).masked_fill_(~finite_r, 1.0)  # d is 0 there: no NaN
         st.rel_err = max(st.rel_err, float(d.div_(t).max()))
         nb = int(bad.sum())
@@ -97,40 +104,57 @@ def _float_stats(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float, chu
             st.first_bad = s0 + int(bad.nonzero()[0])
         st.n_bad += nb
         st.n_nonfinite += int(nonfinite.sum())
+        st.n_special += int(special.sum())
+    if st.n_nonfinite or st.n_special:
+        st.tightest = float("inf")
     return st
 
 
 def compare(outs: list[torch.Tensor], ref: list[torch.Tensor], atol: float, rtol: float) -> Comparison:
-    """Pass iff every |out-ref| <= atol + rtol*|ref| and no NaN/inf where ref is finite."""
+    """Pass iff every |out-ref| <= atol + rtol*|ref| and no NaN/inf where ref is finite.
+
+    Every output is measured, also after a failing one: ``tightest_tol`` holds, per output, the
+    smallest atol=rtol it would pass (0 for an exact match; inf for a NaN/inf mismatch or an
+    integer output that differs, which no tolerance excuses). The first failure decides."""
     worst_abs = worst_rel = worst_frac = 0.0
+    tightest: list[float] = []
+    fail: Comparison | None = None
     for i, (o, r) in enumerate(zip(outs, ref, strict=True)):
         if r.device != o.device:
             r = r.to(o.device)
         if not (o.dtype.is_floating_point or o.dtype.is_complex):
             bad = o != r
             frac = float(bad.float().mean()) if bad.numel() else 0.0
-            if bad.any():
-                return Comparison(False, rules.TOLERANCE, f"output {i}: {frac:.1%} of elements differ", None, None, frac)
+            differ = bool(bad.any())
+            tightest.append(float("inf") if differ else 0.0)
+            if differ and fail is None:
+                fail = Comparison(False, rules.TOLERANCE, f"output {i}: {frac:.1%} of elements differ", None, None, frac)
             continue
         if o.dtype.is_complex:  # compare real and imaginary parts as real tensors
             o, r = torch.view_as_real(o.resolve_conj()), torch.view_as_real(r.resolve_conj())
         st = _float_stats(o, r, atol, rtol, CHUNK_CUDA if o.is_cuda else CHUNK)
+        tightest.append(st.tightest)
         abs_err, rel_err = st.abs_err, st.rel_err
         frac = st.n_bad / max(o.numel(), 1)
         worst_abs, worst_rel, worst_frac = max(worst_abs, abs_err), max(worst_rel, rel_err), max(worst_frac, frac)
+        if fail is not None:
+            continue
         if st.n_nonfinite:
-            return Comparison(False, rules.NONFINITE,
+            fail = Comparison(False, rules.NONFINITE,
                               f"output {i}: {st.n_nonfinite} NaN/inf values where the reference is finite",
                               abs_err, rel_err, frac)
-        if st.n_bad:
+        elif st.n_bad:
             idx = st.first_bad
             got, exp = float(o.reshape(-1)[idx]), float(r.reshape(-1)[idx])
-            return Comparison(False, rules.TOLERANCE,
+            fail = Comparison(False, rules.TOLERANCE,
                               f"output {i}: {frac:.2%} of elements outside atol={atol:g} rtol={rtol:g}; "
                               f"max abs err {abs_err:.3g}, first mismatch at flat index {idx}: "
                               f"got {got:.6g}, expected {exp:.6g}",
                               abs_err, rel_err, frac)
-    return Comparison(True, None, "", worst_abs, worst_rel, worst_frac)
+    if fail is not None:
+        fail.tightest_tol = tightest
+        return fail
+    return Comparison(True, None, "", worst_abs, worst_rel, worst_frac, tightest)
 
 
 def trivial(outs: list[torch.Tensor], ref: list[torch.Tensor], inputs_like: bool = False) -> str | None:

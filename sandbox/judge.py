@@ -26,7 +26,7 @@ from sandbox.isolation import Limits, get_launcher
 from sandbox.isolation.process import outer_uid
 from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
 from sandbox.task import TaskError
-from sandbox.verdict import Mode, Status, Verdict
+from sandbox.verdict import Mode, Status, Verdict, tolerance_evidence
 
 
 def cache_root(config: EvalConfig) -> str:
@@ -337,6 +337,7 @@ def judge(task: Any, source: str, config: EvalConfig) -> Verdict:
         j.close()
     if ref_failure is not None:  # the candidate's workers are gone: now the reference runs alone
         attribute(j, ref_failure)
+    j.v.tolerance = tolerance_evidence(j.v.trials, j.atol, j.rtol)  # also, most usefully, when incorrect
     j.v.durations_s["total"] = round(time.monotonic() - j.t0, 3)
     if j.v.status is not Status.VALID:
         j.v.timings, j.v.speedups = ({}, {}) if j.v.status is not Status.VALID else (j.v.timings, j.v.speedups)

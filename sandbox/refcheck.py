@@ -55,7 +55,8 @@ def check(w: Any, req: dict[str, Any]) -> dict[str, Any]:
     atol, rtol = float(req["atol"]), float(req["rtol"])
     c = compare.compare(outs, ref, atol, rtol)
     rep = {"ok": True, "types_ok": True, "passed": c.passed, "rule": c.rule, "message": c.message,
-           "max_abs_err": c.max_abs_err, "max_rel_err": c.max_rel_err, "mismatch_fraction": c.mismatch_fraction}
+           "max_abs_err": c.max_abs_err, "max_rel_err": c.max_rel_err, "mismatch_fraction": c.mismatch_fraction,
+           "tightest_tol": c.tightest_tol}
     if c.passed and req.get("trivial", True):
         rep["trivial"] = compare.trivial(outs, ref)
     keep = req.get("keep")

@@ -42,6 +42,9 @@ class Trial:
     max_rel_err: float | None = None
     mismatch_fraction: float | None = None
     note: str = ""
+    # per output: the smallest atol=rtol it passes, max |out-ref|/(1+|ref|); None where none does
+    # (NaN/inf where the reference is finite, an unmatched non-finite reference, integers that differ)
+    tightest_tol: list[float | None] = field(default_factory=list)
 
 
 @dataclass
@@ -90,6 +93,7 @@ class Verdict:
     environment: dict[str, Any] = field(default_factory=dict)
     logs: str = ""  # truncated compiler/runtime output
     durations_s: dict[str, float] = field(default_factory=dict)  # compile, check, time, total
+    tolerance: dict[str, Any] = field(default_factory=dict)  # tolerance evidence: tolerance_evidence()
     schema_version: int = SCHEMA_VERSION
 
     @property
@@ -120,6 +124,33 @@ class Verdict:
     @classmethod
     def from_json(cls, s: str) -> Verdict:
         return cls.from_dict(json.loads(s))
+
+
+KERNELBENCH_TOL = 1e-2  # KernelBench v0.1's atol = rtol (torch.allclose)
+
+
+def tolerance_evidence(trials: list[Trial], atol: float, rtol: float) -> dict[str, Any]:
+    """How far from the reference the candidate was, over the trials that ran: the rule's atol and
+    rtol (which decide the verdict), the worst max abs and max rel error, the tightest atol=rtol
+    every output of every trial passes (None: none does), per output and overall, and whether
+    that is within KernelBench v0.1's 1e-2, for comparison with results judged that way."""
+    measured = [t for t in trials if t.tightest_tol]
+    if not measured:
+        return {}
+    n_out = max(len(t.tightest_tol) for t in measured)
+    per_output: list[float | None] = []
+    for i in range(n_out):
+        vals = [t.tightest_tol[i] for t in measured if i < len(t.tightest_tol)]
+        per_output.append(None if any(v is None for v in vals) else max(vals))
+    tightest = None if any(v is None for v in per_output) else max(per_output)
+    return {
+        "atol": atol, "rtol": rtol,
+        "max_abs_err": max((t.max_abs_err or 0.0) for t in measured),
+        "max_rel_err": max((t.max_rel_err or 0.0) for t in measured),
+        "tightest": tightest, "tightest_per_output": per_output,
+        "passes_1e-2": tightest is not None and tightest <= KERNELBENCH_TOL,
+        "trials": len(measured),
+    }
 
 
 def _load(kind: type, d: dict[str, Any]) -> Any:

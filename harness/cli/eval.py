@@ -6,6 +6,7 @@ never recorded as a kernel verdict).
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -15,6 +16,24 @@ from harness.cli.evalopts import default_device, eval_config, eval_options
 from sandbox.verdict import Verdict
 
 _default_device = default_device  # the name this module had before evalopts.py
+
+
+def _up(x: float) -> str:
+    """x rounded up to two significant digits (a bound that still holds once printed)."""
+    if x <= 0:
+        return "0"
+    e = math.floor(math.log10(x)) - 1
+    return f"{math.ceil(x / 10**e - 1e-9) * 10**e:.2g}"
+
+
+def tolerance_line(tol: dict) -> str:
+    """One line of tolerance evidence (Verdict.tolerance): the errors, the tightest atol=rtol
+    passed, and KernelBench v0.1's 1e-2 (the verdict's own rule is the task's atol/rtol)."""
+    t = tol.get("tightest")
+    tight = "passes no atol=rtol (NaN/inf or integer mismatch)" if t is None else f"passes atol=rtol >= {_up(t)}"
+    return (f"tolerance: max abs {tol.get('max_abs_err', 0.0):.2g}, max rel {tol.get('max_rel_err', 0.0):.2g}; "
+            f"{tight}; passes KernelBench v0.1's 1e-2: {'yes' if tol.get('passes_1e-2') else 'no'}"
+            f" (rule: atol {tol.get('atol', 0.0):g}, rtol {tol.get('rtol', 0.0):g})")
 
 
 def summary(v: Verdict) -> str:
@@ -35,6 +54,8 @@ def summary(v: Verdict) -> str:
     elif v.trials:
         worst = max((t.max_abs_err or 0.0) for t in v.trials)
         lines.append(f"trials:   {len(v.trials)} passed (max abs err {worst:.3g})")
+    if v.tolerance:
+        lines.append(tolerance_line(v.tolerance))
     for name, m in v.timings.items():
         lines.append(
             f"time {name:9s} median {m.median_us:10.2f} us  95% CI [{m.ci_low_us:.2f}, {m.ci_high_us:.2f}]"
