@@ -148,7 +148,11 @@ class MethodProgram:
             },
             self.settings.extra_env,
         )
-        mounts = [Mount(self.sockets, self.sockets, writable=False), *self.settings.mounts]
+        # the jail shows a worker only the evaluator package; a method program also runs the
+        # harness's client side (harness/, the built-in methods and submissions), read-only
+        code = [Mount(str(REPO_ROOT / d), str(REPO_ROOT / d), writable=False)
+                for d in ("harness", "submissions", "reference_ops", "site") if (REPO_ROOT / d).is_dir()]
+        mounts = [Mount(self.sockets, self.sockets, writable=False), *code, *self.settings.mounts]
         argv = self._argv()
         for a in argv[1:]:  # the program's own files (a script, a submission folder): read-only
             if os.path.isabs(a) and os.path.exists(a) and not a.startswith(("/usr/", "/etc/")):
@@ -168,6 +172,7 @@ class MethodProgram:
             network=False,
             gpu=False,
             log_path=self.log_path,
+            connects=True,  # to its two endpoints' unix sockets (the only ones it is shown)
         )  # kernels run in the evaluator, not here
         self.handle = _get_launcher(self.settings).start(spec)
         return self

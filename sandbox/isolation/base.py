@@ -52,6 +52,7 @@ class WorkerSpec:
     log_path: str | None = None  # stdout+stderr of the worker go here
     pass_fds: tuple[int, ...] = ()  # inherited fds (the channel), for backends that can pass them
     uid: int | None = None  # root only: the unprivileged outer uid the worker runs as
+    connects: bool = False  # may connect(2) to sockets it is shown (a method program's endpoints)
 
 
 class WorkerHandle(Protocol):

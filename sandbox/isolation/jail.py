@@ -237,7 +237,7 @@ def _confine(cfg: dict, report: dict) -> None:
     if cfg.get("seccomp", True):
         import seccomp  # type: ignore[import-not-found]
 
-        seccomp.install(deny_exec=bool(cfg.get("deny_exec")))
+        seccomp.install(deny_exec=bool(cfg.get("deny_exec")), allow=tuple(cfg.get("seccomp_allow", ())))
         report["seccomp"] = True
 
 

@@ -175,6 +175,7 @@ def _jail_config(spec: WorkerSpec, mode: str, euid: int) -> dict[str, object]:
         "hide": list(spec.hide), "gpu": spec.gpu, "tmp_bytes": spec.limits.tmp_bytes,
         "outer_uid": uid, "outer_gid": gid, "setuid": mode == "jail-setuid",
         "keep_fds": list(spec.pass_fds), "parent_pid": os.getpid(), "seccomp": True,
+        "seccomp_allow": ["connect"] if spec.connects else [],
         "landlock": True, "landlock_ro": ["/"], "landlock_rw": ["/tmp", "/var/tmp", "/dev", "/proc", *rw],
     }
 

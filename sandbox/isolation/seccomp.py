@@ -125,8 +125,9 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)  # struct sock_filter
 
 
-def build(deny_exec: bool = False, arch: str | None = None) -> bytes:
-    """The packed ``struct sock_filter`` program (8 bytes per instruction) for ``arch``."""
+def build(deny_exec: bool = False, arch: str | None = None, allow: tuple[str, ...] = ()) -> bytes:
+    """The packed ``struct sock_filter`` program (8 bytes per instruction) for ``arch``;
+    ``allow``: names of DENIED left out (a method program connects to its endpoints' sockets)."""
     arch = arch or NATIVE_ARCH
     if arch not in SYSCALLS:
         raise ValueError(f"seccomp filter: unsupported architecture {arch!r}")
@@ -146,7 +147,7 @@ def build(deny_exec: bool = False, arch: str | None = None) -> bytes:
             _insn(_JEQ, 0xFFFFFFFF, jt=1),
             _insn(_RET, RET_KILL_PROCESS),
         ]
-    names = DENIED + (EXEC_CALLS if deny_exec else ())
+    names = tuple(n for n in DENIED if n not in allow) + (EXEC_CALLS if deny_exec else ())
     for name in names:
         if name in table:
             prog += [_insn(_JEQ, table[name], jf=1), _insn(_RET, eperm)]
@@ -193,11 +194,11 @@ def _no_new_privs(libc: ctypes.CDLL) -> None:
         raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS) failed: {os.strerror(err)}")
 
 
-def install(deny_exec: bool = False) -> None:
+def install(deny_exec: bool = False, allow: tuple[str, ...] = ()) -> None:
     """Set no_new_privs and install the filter on every thread of this process (stacks)."""
     if not SUPPORTED:
         raise OSError(errno.ENOSYS, "seccomp filter: only x86_64 and aarch64 Linux are supported")
-    _load(build(deny_exec))
+    _load(build(deny_exec, allow=allow))
 
 
 def _load(code: bytes) -> None:
