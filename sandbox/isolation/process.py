@@ -166,9 +166,10 @@ def _jail_config(spec: WorkerSpec, mode: str, euid: int) -> dict[str, object]:
     gid = uid if euid == 0 else os.getegid()
     root = tempfile.mkdtemp(prefix="kh-root-")
     rw = [spec.scratch] + [m.source for m in spec.mounts if m.writable]
-    if euid == 0:  # the jail's uid must own what it may write (the scratch tree is fresh and small)
+    if euid == 0:  # the jail's uid must own what it may write: its scratch, and its own build dir,
+        # which another backend (a container runs as its own user) may have written before
         for d in [root, *rw]:
-            _chown(d, uid, gid, deep=d == spec.scratch)
+            _chown(d, uid, gid, deep=d != root)
     ro = code_paths() + [m.source for m in spec.mounts if not m.writable]
     return {
         "argv": spec.argv, "env": spec.env, "cwd": spec.cwd, "root": root, "ro": ro, "rw": rw,
