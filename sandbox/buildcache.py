@@ -163,6 +163,9 @@ def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = 
         d.mkdir(parents=True, exist_ok=True)
         with open(root_p / f"{h}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
+            # torch's own build lock (a 'lock' file it waits on forever) outlives a build that was
+            # killed mid-compile (a timeout, a killed run); our flock already serialises builders
+            (d / "lock").unlink(missing_ok=True)
             if cut and (d / ".failed").exists():
                 raise _CutFailed
             if (d / ".ok").exists() and is_python_module:
