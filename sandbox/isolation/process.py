@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox.isolation.base import Limits, SandboxUnavailable, WorkerSpec
+from sandbox.isolation.proctree import _children_map, _dir_bytes, _rss_bytes, descendants
 
 PR_SET_PDEATHSIG = 1
 JAIL = str(Path(__file__).resolve().parent / "jail.py")
@@ -220,67 +221,6 @@ def _nproc_in_use() -> int:
         return len(os.listdir(f"/proc/{os.getpid()}/task")) + sum(1 for d in os.listdir("/proc") if d.isdigit())
     except OSError:
         return 0
-
-
-def _children_map() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat", "rb") as f:
-                s = f.read()
-        except OSError:
-            continue
-        ppid = int(s[s.rfind(b")") + 2 :].split()[1])
-        kids.setdefault(ppid, []).append(int(d))
-    return kids
-
-
-def descendants(pid: int, kids: dict[int, list[int]] | None = None) -> list[int]:
-    """pid and all its descendants (by parent links in /proc)."""
-    kids = _children_map() if kids is None else kids
-    out, stack = [], [pid]
-    while stack:
-        p = stack.pop()
-        out.append(p)
-        stack.extend(kids.get(p, []))
-    return out
-
-
-def _rss_bytes(pids: list[int]) -> int:
-    total = 0
-    for p in pids:
-        try:
-            with open(f"/proc/{p}/statm") as f:
-                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, ValueError, IndexError):
-            pass
-    return total
-
-
-def _dir_bytes(path: str, cap: int = 20000) -> int:
-    """Bytes held in files under ``path`` (a scratch dir); more than ``cap`` entries counts as
-    unbounded (a candidate cannot hide usage behind millions of files)."""
-    total, seen, stack = 0, 0, [path]
-    while stack:
-        try:
-            it = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with it:
-            for e in it:
-                seen += 1
-                if seen > cap:
-                    return 1 << 62
-                try:
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
-                    else:
-                        total += e.stat(follow_symlinks=False).st_blocks * 512
-                except OSError:
-                    pass
-    return total
 
 
 class ProcessHandle:

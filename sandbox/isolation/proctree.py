@@ -1,0 +1,68 @@
+"""A worker's process tree as the parent sees it through the host's /proc: descendants by
+parent links, their resident memory, and the bytes held in files under a directory. The
+watchdog (sandbox/isolation/process.py) kills a jail above its limits with these."""
+
+from __future__ import annotations
+
+import os
+
+
+def _children_map() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as f:
+                s = f.read()
+        except OSError:
+            continue
+        ppid = int(s[s.rfind(b")") + 2 :].split()[1])
+        kids.setdefault(ppid, []).append(int(d))
+    return kids
+
+
+def descendants(pid: int, kids: dict[int, list[int]] | None = None) -> list[int]:
+    """pid and all its descendants (by parent links in /proc)."""
+    kids = _children_map() if kids is None else kids
+    out, stack = [], [pid]
+    while stack:
+        p = stack.pop()
+        out.append(p)
+        stack.extend(kids.get(p, []))
+    return out
+
+
+def _rss_bytes(pids: list[int]) -> int:
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/statm") as f:
+                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def _dir_bytes(path: str, cap: int = 20000) -> int:
+    """Bytes held in files under ``path`` (a scratch dir); more than ``cap`` entries counts as
+    unbounded (a candidate cannot hide usage behind millions of files)."""
+    total, seen, stack = 0, 0, [path]
+    while stack:
+        try:
+            it = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                seen += 1
+                if seen > cap:
+                    return 1 << 62
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                    else:
+                        total += e.stat(follow_symlinks=False).st_blocks * 512
+                except OSError:
+                    pass
+    return total
