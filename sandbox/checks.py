@@ -95,8 +95,8 @@ class Checks:
         self.ref_call_s = max(self.ref_call_s, rtt / 1e9)
 
     def cand_call(self, seed: int, op: str = "call", bound: tuple[float, str] | None = None,
-                  **extra: Any) -> tuple[dict[str, Any], int]:
-        rep, rtt = self.cand.request(op, seed=seed, target="candidate", bound=bound or self.call_bound(), **extra)
+                  target: str = "candidate", **extra: Any) -> tuple[dict[str, Any], int]:
+        rep, rtt = self.cand.request(op, seed=seed, target=target, bound=bound or self.call_bound(), **extra)
         if not rep.get("ok"):
             status = failure_status(rep, "the candidate ran out of its memory limit")
             raise Reject(status, None, f"the candidate raised on a call (seed {seed})",

@@ -212,16 +212,16 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     import socket
     import struct
 
-    from sandbox import callpath, channel, hooks, outfile, profsummary
+    from sandbox import callpath, channel, control, hooks, outfile, profsummary
 
     d["socket.socket.sendall"] = socket.socket.sendall
     d["socket.socket.recv_into"] = socket.socket.recv_into
     d["json.dumps"], d["json.loads"] = json.dumps, json.loads
     d["struct.pack"] = struct.pack
-    for cls in (hooks.Hooks, hooks.CEntries):
+    for cls in (hooks.Hooks, hooks.CEntries, control.Control):
         for k, v in vars(cls).items():
-            if callable(v) and not k.startswith("__"):
-                d[f"sandbox.hooks.{cls.__name__}.{k}"] = v
+            if callable(v) and (not k.startswith("__") or k == "__call__"):
+                d[f"{cls.__module__}.{cls.__name__}.{k}"] = v
     for mod in (callpath, channel, hooks, outfile, profsummary, sys.modules[__name__]):
         for k, v in vars(mod).items():
             if callable(v) and not k.startswith("__"):

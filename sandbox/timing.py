@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sandbox import rules, stats
+from sandbox import rules, stats, wallclock
 from sandbox.checks import ReferenceFailed, Reject, failure_status
 from sandbox.verdict import Measurement, Speedup, Status
 
@@ -77,7 +77,7 @@ def _measure(samples_us: list[float], converged: bool, seed: int) -> Measurement
 def time_candidate(j: Judge) -> None:
     cfg = j.cfg
     names = ["candidate", "eager"] + (["compile"] if j.final and "compile" in cfg.baselines else [])
-    workers = {"candidate": j.cand, "eager": j.ref, "compile": j.ref}
+    workers = {"candidate": j.cand, "eager": j.ref, "compile": j.ref, "control": j.cand}
     cap_s = cfg.max_timing_s if j.final else min(cfg.max_timing_s, cfg.feedback_timing_s)
     rng = random.Random(secrets.randbits(64))
     seed = j.base_seed + 10_000_000
@@ -88,6 +88,7 @@ def time_candidate(j: Judge) -> None:
     spent: dict[str, float] = {n: 0.0 for n in names}
     done: dict[str, bool] = {n: False for n in names}
     enqueue: dict[str, list[float]] = {n: [] for n in names}  # host us from the lead to the end event
+    ctl_gaps: list[float] = []  # the control's gaps (sandbox/wallclock.py), GPU only
     checks = 0
     check_s = 0.0  # parent seconds spent on timed-output checks
     t_phase = time.monotonic()
@@ -99,25 +100,29 @@ def time_candidate(j: Judge) -> None:
         s = seed
         t0 = time.monotonic()
         w = workers[name]
-        prep, _ = w.request("prepare", seed=s, target=name,
-                            **({"bound": j.call_bound()} if name == "candidate" else {}))
-        if not prep.get("ok") and name == "candidate":
+        in_cand = w is j.cand
+        prep, _ = w.request("prepare", seed=s, target=name, **({"bound": j.call_bound()} if in_cand else {}))
+        if not prep.get("ok") and in_cand:
             raise Reject(failure_status(prep, "the candidate ran out of its memory limit"), None,
                          f"the candidate's call (seed {s}) failed", log=prep.get("error", ""))
         if not prep.get("ok"):
             raise ReferenceFailed(f"{j.task.path}: preparing inputs failed: {prep.get('error', '')[:2000]}")
-        if name == "candidate":
-            rep, rtt = j.cand_call(s, op="go", lead_us=lead)
+        if in_cand:
+            rep, rtt = j.cand_call(s, op="go", lead_us=lead, target=name)
         else:
             rep, rtt = w.request("go", seed=s, target=name, lead_us=lead)
             if not rep.get("ok"):
                 raise ReferenceFailed(f"{j.task.path}: the {name} baseline failed: {rep.get('error', '')[:2000]}")
-        spent[name] += time.monotonic() - t0
         ns = int(rep.get("ns", -1))
         if ns < 0 or ns > rtt:
             raise Reject(Status.REJECTED, rules.WALL_CLOCK,
                          f"{name}: reported {ns / 1e3:.1f} us for a call whose round trip took {rtt / 1e3:.1f} us "
                          "on the parent's clock")
+        if name == "control":
+            if timed:
+                ctl_gaps.append((rtt - ns) / 1e3)
+            return rep
+        spent[name] += time.monotonic() - t0
         enqueue[name].append(int(rep.get("enqueue_ns", 0)) / 1e3)
         if timed:
             samples[name].append(ns / 1e3)
@@ -135,14 +140,20 @@ def time_candidate(j: Judge) -> None:
         return rep
 
     # warm-up (compiles torch.compile's graph, JITs Triton kernels, fills caches)
+    warm_device_us: list[float] = []  # the candidate's device time in warm-up (sizes the control's spin)
     for name in names:
         for _ in range(WARMUP):
-            one(name, timed=False)
+            r = one(name, timed=False)
+            if name == "candidate":
+                warm_device_us.append(int(r.get("ns", 0)) / 1e3)
     if not j.v.host_timers:
         lead = lead_us([x for n in names[1:] for x in enqueue[n][1:]])
     warm_enqueue = {n: list(v) for n, v in enqueue.items()}
     for v in enqueue.values():
         v.clear()
+    control = not j.v.host_timers and _start_control(j, warm_device_us[-1] if warm_device_us else 20.0)
+    if control:
+        one("control", timed=False)
     baseline_threads = j.check_monitor("warm-up")["native_threads"]
     block = 5 if not j.v.host_timers else 10
     rnd = 0
@@ -155,9 +166,10 @@ def time_candidate(j: Judge) -> None:
             # the same conditions (in a pipeline the load on the machine changes within seconds:
             # 2 of 19 honest kernels were rejected timing.wall_clock on the H100 under build load,
             # with an eager baseline that had stopped early as the suspected cause)
-            for _ in range(block):
-                rep = one(name, timed=True)
-                if name == "candidate" and rep.get("native_threads", 0) > baseline_threads:
+            runs = [name] * block + (["control"] * wallclock.CONTROL_BLOCK if control and name == "candidate" else [])
+            for who in runs:
+                rep = one(who, timed=True)
+                if who in ("candidate", "control") and rep.get("native_threads", 0) > baseline_threads:
                     raise Reject(Status.REJECTED, rules.THREADS,
                                  f"the candidate's process grew from {baseline_threads} to "
                                  f"{rep['native_threads']} native threads during the timed phase")
@@ -184,22 +196,7 @@ def time_candidate(j: Judge) -> None:
     for i, name in enumerate(names):
         conv = stats.converged(samples[name], cfg.target_ci, min_n=MIN_SAMPLES)
         j.v.timings[name] = _measure(samples[name], conv, seed=i)
-    # parent-clock cross-check of the per-call overhead
-    # low quantile, not median: scheduling noise only ever adds to a gap, while work moved out
-    # of the timed window adds to every call's gap
-    cg, eg = (float(np.quantile(gaps[n], GAP_QUANTILE)) for n in ("candidate", "eager"))
-    cmed = j.v.timings["candidate"].median_us
-    allowed = max(GAP_FLOOR_US, GAP_FRACTION * cmed)
-    if j.v.host_timers:  # a loaded CPU box makes the per-call overhead itself noisy
-        allowed = max(allowed, GAP_FLOOR_CPU_US, GAP_MULT_CPU * cmed, GAP_FRACTION_CPU * eg)
-    j.v.evidence["gap_us"] = {"candidate": round(cg, 2), "eager": round(eg, 2), "allowed_excess": round(allowed, 2),
-                               "quantile": GAP_QUANTILE,
-                               "worker_side": {n: round(float(np.quantile(g, GAP_QUANTILE)), 2) for n, g in wgaps.items() if g}}
-    if cg - eg > allowed:
-        raise Reject(Status.REJECTED, rules.WALL_CLOCK,
-                     f"each candidate call took {cg - eg:.0f} us longer on the parent's clock than the time it "
-                     f"reported, beyond the eager baseline's overhead (allowed {allowed:.0f} us): "
-                     "work is escaping the timer (side stream, thread, patched timer?)")
+    _gap_check(j, gaps, wgaps, ctl_gaps)
     cbg, ebg = float(np.median(bg["candidate"])), float(np.median(bg["eager"]))
     emed = j.v.timings["eager"].median_us
     bg_allowed = max(BG_FLOOR_US, BG_FRACTION * emed)  # eager's median: the work an honest kernel must do
@@ -217,3 +214,41 @@ def time_candidate(j: Judge) -> None:
                                   significant=p is not None and p < stats.ALPHA)
     if not all(j.v.timings[n].converged for n in names):
         j.v.evidence["timing_note"] = "time cap reached before the CI target: not converged"
+
+
+def _start_control(j: Judge, device_us: float) -> bool:
+    """Set up the control of the parent-clock cross-check in the candidate's worker
+    (sandbox/control.py). False (recorded) when the worker cannot run it: the check then
+    compares with the eager baseline's gap, with its wider allowance."""
+    rep, _ = j.cand.request("control", spin_us=wallclock.control_spin_us(device_us), bound=j.call_bound(floor=10.0))
+    if not rep.get("ok"):
+        j.v.evidence["wall_clock_control"] = f"unavailable: {str(rep.get('error', ''))[:200]}"
+    return bool(rep.get("ok"))
+
+
+def _gap_check(j: Judge, gaps: dict[str, list[float]], wgaps: dict[str, list[float]], ctl_gaps: list[float]) -> None:
+    """The parent-clock cross-check (sandbox/wallclock.py): on a GPU against the control run in
+    the candidate's own worker; on a CPU (or without a control) against the eager baseline's
+    gap, with allowances wide enough for two processes' differences."""
+    cmed = j.v.timings["candidate"].median_us
+    eg = float(np.quantile(gaps["eager"], GAP_QUANTILE))
+    side = {n: round(float(np.quantile(g, GAP_QUANTILE)), 2) for n, g in wgaps.items() if g}
+    g = wallclock.check(gaps["candidate"], ctl_gaps, cmed) if not j.v.host_timers else None
+    if g is not None:
+        j.v.evidence["gap_us"] = {**g.evidence(), "eager": round(eg, 2), "worker_side": side}
+        if g.hidden:
+            raise Reject(Status.REJECTED, rules.WALL_CLOCK, g.message())
+        return
+    # low quantile, not median: scheduling noise only ever adds to a gap, while work moved out
+    # of the timed window adds to every call's gap
+    cg = float(np.quantile(gaps["candidate"], GAP_QUANTILE))
+    allowed = max(GAP_FLOOR_US, GAP_FRACTION * cmed)
+    if j.v.host_timers:  # a loaded CPU box makes the per-call overhead itself noisy
+        allowed = max(allowed, GAP_FLOOR_CPU_US, GAP_MULT_CPU * cmed, GAP_FRACTION_CPU * eg)
+    j.v.evidence["gap_us"] = {"candidate": round(cg, 2), "eager": round(eg, 2), "allowed_excess": round(allowed, 2),
+                              "quantile": GAP_QUANTILE, "worker_side": side}
+    if cg - eg > allowed:
+        raise Reject(Status.REJECTED, rules.WALL_CLOCK,
+                     f"each candidate call took {cg - eg:.0f} us longer on the parent's clock than the time it "
+                     f"reported, beyond the eager baseline's overhead (allowed {allowed:.0f} us): "
+                     "work is escaping the timer (side stream, thread, patched timer?)")

@@ -198,6 +198,17 @@ class Worker(CallPath):
         name = self.torch.cuda.get_device_name(self.device) if self.cuda else "cpu"
         return {"ok": True, "device_name": name, "torch": self.torch.__version__}
 
+    def control(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Set up the control callable (sandbox/control.py) of the parent-clock cross-check: a
+        spin of ``spin_us`` and blank outputs shaped like this worker's last outputs."""
+        from sandbox.control import Control
+
+        if not self.cuda or self._spin is None or self._spin_rate <= 0:
+            return {"ok": False, "kind": "protocol", "error": "the control needs a CUDA device and its spin"}
+        us = min(max(float(req.get("spin_us", 20.0)), 5.0), 5000.0)
+        self.models["control"] = Control(self.torch, self._spin, int(us * self._spin_rate), self.last_out or [])
+        return {"ok": True, "spin_us": us}
+
     def seal(self, req: dict[str, Any]) -> dict[str, Any]:
         """The judging phase starts: from now on this process and its threads may not exec
         (a seccomp filter stacked on the jail's, sandbox/isolation/seccomp.py)."""
@@ -259,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
                 "monitor": w.monitor_report, "poison": w.set_poison, "prepare": w.prepare, "go": w.go,
                 "warm_device": w.warm_device}
     if a.role == "candidate":
-        handlers["import"], handlers["seal"] = w.import_candidate, w.seal
+        handlers["import"], handlers["seal"], handlers["control"] = w.import_candidate, w.seal, w.control
     else:
         from sandbox import refcheck
 

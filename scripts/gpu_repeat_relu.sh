@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The honest CUDA relu judged in N separate `harness eval` runs (final mode), one line each:
-# status, rule, candidate median and CI, lead, gap excess. Then the failing GPU red-team cases.
+# status, rule, candidate median and CI, the wall-clock check's gaps (sandbox/wallclock.py). Then the failing GPU red-team cases.
 set -u
 OUT=${OUT:-gpu-repeat-relu-out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
 timeout 120 python3 scripts/gpu_warm.py honest_cuda_relu honest_triton_relu honest_triton_softmax > "$OUT/warm.log" 2>&1
@@ -11,10 +11,11 @@ for i in $(seq 1 "${REPEATS:-8}"); do
 import json, sys
 v = json.load(open(sys.argv[1])); m = v.get("timings", {}).get("candidate", {}); g = v.get("evidence", {}).get("gap_us", {})
 print(sys.argv[1].rsplit("/", 1)[-1], v["status"], v.get("rule"), "median", m.get("median_us"), "CI", m.get("ci_low_us"), m.get("ci_high_us"),
-      "gap cand/eager", g.get("candidate"), g.get("eager"), "total_s", v["durations_s"].get("total"))
+      "gap cand/control/eager", g.get("candidate"), g.get("control"), g.get("eager"), "excess", g.get("excess"),
+      "threshold", g.get("threshold"), "total_s", v["durations_s"].get("total"))
 PY
 done
 timeout ${REDTEAM_S:-240} python3 -m pytest -q -rA -p no:cacheprovider --timeout 150 tests/adversarial/test_redteam_gpu.py \
-  -k "04b or triton or isolation_attack_is_contained_on_gpu or host_socket" > "$OUT/redteam.log" 2>&1
+  -k "${K:-04b or triton or isolation_attack_is_contained_on_gpu or host_socket}" > "$OUT/redteam.log" 2>&1
 echo "PYTEST_EXIT $?" >> "$OUT/redteam.log"; grep -E "PASSED|FAILED|passed|failed|PYTEST_EXIT" "$OUT/redteam.log" | tail -16
 grep -E "^E  .*status=" "$OUT/redteam.log" | cut -c1-300 | head -8

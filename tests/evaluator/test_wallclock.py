@@ -1,0 +1,64 @@
+"""The parent-clock cross-check's decision (sandbox/wallclock.py) on gap samples shaped like the
+H100's: a per-call overhead of ~1.4 ms with a right-skewed scheduling tail. The kernels that
+hide work just above and just below the floor run on the GPU (tests/adversarial, cases
+gpu_cheat_34_hidden_tail and gpu_probe_34b_tail_below_floor)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sandbox import wallclock
+
+
+def gaps(n: int, base_us: float, seed: int, hidden_us: float = 0.0) -> list[float]:
+    rng = np.random.default_rng(seed)
+    # jitter of a few us on every call, plus occasional scheduling delays of up to a few hundred
+    noise = rng.normal(0.0, 3.0, n) + rng.exponential(15.0, n) + (rng.random(n) < 0.1) * rng.exponential(200.0, n)
+    return list(base_us + hidden_us + noise)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_honest_candidate_is_never_flagged(seed: int):
+    g = wallclock.check(gaps(120, 1400.0, seed), gaps(70, 1400.0, seed + 1000), device_us=93.0)
+    assert g is not None and not g.hidden, g.evidence()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_work_hidden_at_one_and_a_half_floors_is_caught(seed: int):
+    floor = wallclock.floor_us(93.0)
+    g = wallclock.check(gaps(120, 1400.0, seed, hidden_us=1.5 * floor), gaps(70, 1400.0, seed + 1000), 93.0)
+    assert g is not None and g.hidden, g.evidence()
+    assert "end event" in g.message() and f"{g.floor_us:.0f} us" in g.message()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_work_hidden_below_half_the_floor_is_not_flagged(seed: int):
+    floor = wallclock.floor_us(93.0)
+    g = wallclock.check(gaps(120, 1400.0, seed, hidden_us=0.4 * floor), gaps(70, 1400.0, seed + 1000), 93.0)
+    assert g is not None and not g.hidden, g.evidence()
+
+
+def test_floor_is_twenty_us_or_ten_percent_of_the_device_time():
+    assert wallclock.floor_us(93.0) == 20.0
+    assert wallclock.floor_us(5000.0) == pytest.approx(500.0)
+    long = wallclock.check(gaps(120, 1400.0, 1, hidden_us=300.0), gaps(70, 1400.0, 2), device_us=5000.0)
+    assert long is not None and not long.hidden  # 300 us is 6% of a 5 ms call: under the floor
+    long = wallclock.check(gaps(120, 1400.0, 1, hidden_us=600.0), gaps(70, 1400.0, 2), device_us=5000.0)
+    assert long is not None and long.hidden
+
+
+def test_a_candidate_with_less_overhead_than_the_control_is_not_flagged():
+    # host-bound candidates overlap the timing lead with their own launches: smaller gaps
+    g = wallclock.check(gaps(120, 1300.0, 3), gaps(70, 1400.0, 4), device_us=93.0)
+    assert g is not None and g.excess_us < 0 and not g.hidden
+
+
+def test_too_few_control_calls_give_no_decision():
+    assert wallclock.check(gaps(120, 1400.0, 5), gaps(wallclock.MIN_CONTROL - 1, 1400.0, 6), 93.0) is None
+
+
+def test_control_spin_is_the_candidate_device_time_capped():
+    assert wallclock.control_spin_us(93.0) == 93.0
+    assert wallclock.control_spin_us(1e6) == wallclock.CONTROL_MAX_SPIN_US
+    assert wallclock.control_spin_us(0.1) == 5.0
