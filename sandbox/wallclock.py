@@ -1,12 +1,15 @@
 """The parent-clock cross-check on a GPU (EVAL_RULES T-rules; rule ``timing.wall_clock``).
 
-Each timed call's *gap* is the parent's round trip minus the device time the worker reported.
-The gap holds the channel, the worker's own code, the timing lead and the device sync; work a
+Each timed call's *gap* is the parent's round trip minus the GPU time the worker reported from
+before its timing lead to the end event (the lead, the input copies and the flush, then the
+call). What is left is the channel, the worker's own host code and the device sync; work a
 candidate leaves running past its end event (a side stream it never joins, kernels a thread
-queues) adds to it while the events do not see it.
+queues) adds to it while the events do not see it. (The lead's spin alone is ~800 us on the
+H100, and its length in time moves with the SM clock by tens of us: it is left out.)
 
 The gap is compared with the gap of a control (sandbox/control.py: one spin kernel, outputs of
-the candidate's shapes) run in the candidate's own worker, interleaved with its calls. Gaps
+the candidate's shapes) run in the candidate's own worker, a block of control calls after each
+block of candidate calls. Gaps
 from two processes differ by 50-150 us on the H100 from run to run (process placement, CPU
 clocks; 2026-11-24: the honest CUDA relu had gaps of 1287-1572 us, and one run in eight was
 rejected by the earlier candidate-versus-eager comparison). One process's calls, interleaved,
@@ -29,7 +32,6 @@ FLOOR_US = 20.0
 FRACTION = 0.10
 THRESHOLD = 0.75
 QUANTILE = 0.1
-CONTROL_BLOCK = 3  # control calls after each block of candidate calls
 CONTROL_MAX_SPIN_US = 500.0
 MIN_CONTROL = 9
 
