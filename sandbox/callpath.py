@@ -142,7 +142,14 @@ class CallPath:
                     finally:
                         self._arm(False)
                     self._sync()
+                    # the device is idle now (every stream): an event recorded here, minus the
+                    # end event, is the sync's own latency plus any work the call left running
+                    # past its end event (sandbox/wallclock.py)
+                    idle = self._Event(enable_timing=True)
+                    idle.record()
+                    idle.synchronize()
                     elapsed_ns = int(start.elapsed_time(end) * 1e6)
+                    tail_ns = int(end.elapsed_time(idle) * 1e6)
                     pre_ns = int(pre.elapsed_time(start) * 1e6) if pre is not None else 0
                     self._mark = (_ptime_ns(), _ttime_ns())
                     if profiler is not None:
@@ -151,7 +158,7 @@ class CallPath:
                     if profiler is not None:
                         profiler.start()
                     self._arm(True)
-                    pre_ns = 0
+                    pre_ns = tail_ns = 0
                     try:
                         t0 = _perf_ns()
                         out = model(*inputs)
@@ -177,7 +184,7 @@ class CallPath:
         self.last_unchanged = None  # computed by finish(), before the next request is served
         if not self.poison_bytes:
             self.poison_bytes = [o.numel() * o.element_size() for o in outs if isinstance(o, t.Tensor)][:4]
-        return {"ok": True, "ns": elapsed_ns, "enqueue_ns": enqueue_ns, "pre_ns": pre_ns,
+        return {"ok": True, "ns": elapsed_ns, "enqueue_ns": enqueue_ns, "pre_ns": pre_ns, "tail_ns": tail_ns,
                 "native_threads": len(_listdir("/proc/self/task")),
                 "w_ns": _perf_ns() - w0, "bg_cpu_ns": self._bg_ns}
 

@@ -89,6 +89,7 @@ def time_candidate(j: Judge) -> None:
     done: dict[str, bool] = {n: False for n in names}
     enqueue: dict[str, list[float]] = {n: [] for n in names}  # host us from the lead to the end event
     ctl_gaps: list[float] = []  # the control's gaps (sandbox/wallclock.py), GPU only
+    tails: dict[str, list[float]] = {"candidate": [], "control": []}  # idle - end event, us (GPU)
     control = False  # set after warm-up: the control runs beside the candidate (GPU)
     checks = 0
     check_s = 0.0  # parent seconds spent on timed-output checks
@@ -122,6 +123,8 @@ def time_candidate(j: Judge) -> None:
         # the wall-clock check's gap leaves out the GPU time before the start event (lead, input
         # copies, flush): it varies with the SM clock (an 800 us lead spin by tens of us)
         pre = max(0, int(rep.get("pre_ns", 0)))
+        if timed and name in tails:
+            tails[name].append(int(rep.get("tail_ns", 0)) / 1e3)
         if name == "control":
             if timed:
                 ctl_gaps.append((rtt - ns - pre) / 1e3)
@@ -200,7 +203,7 @@ def time_candidate(j: Judge) -> None:
     for i, name in enumerate(names):
         conv = stats.converged(samples[name], cfg.target_ci, min_n=MIN_SAMPLES)
         j.v.timings[name] = _measure(samples[name], conv, seed=i)
-    _gap_check(j, gaps, wgaps, ctl_gaps)
+    _gap_check(j, gaps, wgaps, ctl_gaps, tails)
     cbg, ebg = float(np.median(bg["candidate"])), float(np.median(bg["eager"]))
     emed = j.v.timings["eager"].median_us
     bg_allowed = max(BG_FLOOR_US, BG_FRACTION * emed)  # eager's median: the work an honest kernel must do
@@ -230,20 +233,26 @@ def _start_control(j: Judge, device_us: float) -> bool:
     return bool(rep.get("ok"))
 
 
-def _gap_check(j: Judge, gaps: dict[str, list[float]], wgaps: dict[str, list[float]], ctl_gaps: list[float]) -> None:
-    """The parent-clock cross-check (sandbox/wallclock.py): on a GPU against the control run in
-    the candidate's own worker; on a CPU (or without a control) against the eager baseline's
-    gap, with allowances wide enough for two processes' differences."""
+def _gap_check(j: Judge, gaps: dict[str, list[float]], wgaps: dict[str, list[float]], ctl_gaps: list[float],
+               tails: dict[str, list[float]]) -> None:
+    """The cross-checks of the reported time (sandbox/wallclock.py): on a GPU the tail and the
+    parent's clock, each against the control run in the candidate's own worker; on a CPU (or
+    without a control) the parent's clock against the eager baseline's gap, with allowances wide
+    enough for two processes' differences."""
     cmed = j.v.timings["candidate"].median_us
     eg = float(np.quantile(gaps["eager"], GAP_QUANTILE))
     side = {n: round(float(np.quantile(g, GAP_QUANTILE)), 2) for n, g in wgaps.items() if g}
-    g = wallclock.check(gaps["candidate"], ctl_gaps, cmed) if not j.v.host_timers else None
-    if g is not None:
+    g = wallclock.check(gaps["candidate"], ctl_gaps, cmed, "parent clock") if not j.v.host_timers else None
+    tail = wallclock.check(tails["candidate"], tails["control"], cmed, "tail") if g is not None else None
+    if g is not None and tail is not None:
         j.v.evidence["gap_us"] = {**g.evidence(), "eager_with_lead": round(eg, 2), "worker_side": side,
                                   "samples": {"candidate": [round(x, 1) for x in gaps["candidate"]],
                                               "control": [round(x, 1) for x in ctl_gaps]}}
-        if g.hidden:
-            raise Reject(Status.REJECTED, rules.WALL_CLOCK, g.message())
+        j.v.evidence["tail_us"] = {**tail.evidence(),
+                                   "samples": {n: [round(x, 1) for x in v] for n, v in tails.items()}}
+        for c in (tail, g):
+            if c.hidden:
+                raise Reject(Status.REJECTED, rules.WALL_CLOCK, c.message())
         return
     # low quantile, not median: scheduling noise only ever adds to a gap, while work moved out
     # of the timed window adds to every call's gap

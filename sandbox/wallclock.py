@@ -1,25 +1,26 @@
-"""The parent-clock cross-check on a GPU (EVAL_RULES T-rules; rule ``timing.wall_clock``).
+"""The cross-checks of a GPU call's reported time (rule ``timing.wall_clock``).
 
-Each timed call's *gap* is the parent's round trip minus the GPU time the worker reported from
-before its timing lead to the end event (the lead, the input copies and the flush, then the
-call). What is left is the channel, the worker's own host code and the device sync; work a
-candidate leaves running past its end event (a side stream it never joins, kernels a thread
-queues) adds to it while the events do not see it. (The lead's spin alone is ~800 us on the
-H100, and its length in time moves with the SM clock by tens of us: it is left out.)
+A candidate can hide device time from its own start/end events by leaving work running past
+the end event (a side stream it never joins, kernels a thread queues) or by forging the
+reported time. Two checks, each comparing the candidate with a control (sandbox/control.py:
+one spin kernel, outputs of the candidate's shapes) run in the candidate's own worker, a block
+of control calls after each block of candidate calls, so that both sides share the process,
+its CPU placement and the machine's load:
 
-The gap is compared with the gap of a control (sandbox/control.py: one spin kernel, outputs of
-the candidate's shapes) run in the candidate's own worker, a block of control calls after each
-block of candidate calls. Gaps
-from two processes differ by 50-150 us on the H100 from run to run (process placement, CPU
-clocks; 2026-11-24: the honest CUDA relu had gaps of 1287-1572 us, and one run in eight was
-rejected by the earlier candidate-versus-eager comparison). One process's calls, interleaved,
-share all of that.
+* **the tail** (floor ``max(TAIL_FLOOR_US, TAIL_FRACTION x device time)``): after the call the
+  worker syncs the whole device, then records an *idle* event; idle minus end is the sync's own
+  latency plus whatever the call left running. GPU timestamps, no channel in between: the
+  honest spread is a few us.
+* **the parent's clock** (floor ``max(PARENT_FLOOR_US, PARENT_FRACTION x device time)``): the
+  parent's round trip minus the GPU time the worker reported from before its timing lead to the
+  end event. What is left is the channel, the worker's host code and the sync; on the H100
+  (2026-11-24) its per-call spread is 50-150 us, so only gross forgeries show here (a timer
+  that under-reports by more than the floor). It is the check that does not trust the events.
 
-Stated detection floor: ``floor = max(FLOOR_US, FRACTION x the candidate's median device
-time)``. Work hidden past the end event of at least the floor is rejected; the threshold is
-``THRESHOLD x floor``, so hidden work below half the floor is never flagged (the margins on
-both sides absorb the noise of the statistic). The statistic is a low quantile of each
-callable's gaps: scheduling noise only ever adds to a gap, hidden work adds to every call's.
+Each check rejects when the low quantile of the candidate's samples exceeds the control's by
+more than ``THRESHOLD x floor``: work hidden at or above the floor is caught, work under half
+the floor is never flagged. A low quantile: scheduling noise only ever adds to a sample,
+hidden work adds to every call's.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FLOOR_US = 20.0
-FRACTION = 0.10
+TAIL_FLOOR_US = 20.0
+TAIL_FRACTION = 0.10
+PARENT_FLOOR_US = 200.0
+PARENT_FRACTION = 0.5
 THRESHOLD = 0.75
 QUANTILE = 0.1
 CONTROL_MAX_SPIN_US = 500.0
@@ -38,10 +41,11 @@ MIN_CONTROL = 9
 
 @dataclass
 class GapCheck:
-    candidate_us: float  # the QUANTILE of the candidate's gaps
+    what: str  # "tail" or "parent clock"
+    candidate_us: float  # the QUANTILE of the candidate's samples
     control_us: float
-    excess_us: float  # candidate - control: work left past the end event, per call
-    floor_us: float  # hidden work at or above this is caught
+    excess_us: float  # candidate - control, per call
+    floor_us: float  # hidden time at or above this is caught
     threshold_us: float  # the excess that rejects
     n_control: int
 
@@ -55,27 +59,34 @@ class GapCheck:
                 "threshold": round(self.threshold_us, 2), "quantile": QUANTILE, "n_control": self.n_control}
 
     def message(self) -> str:
-        return (f"each candidate call took {self.excess_us:.0f} us longer on the parent's clock than a control "
-                f"call run beside it in the same worker (threshold {self.threshold_us:.0f} us; floor "
-                f"{self.floor_us:.0f} us = max({FLOOR_US:g} us, {FRACTION:.0%} of its device time)): work runs "
-                "past the candidate's end event (an unjoined side stream, a thread's launches, a patched timer?)")
+        if self.what == "tail":
+            return (f"the device stayed busy {self.excess_us:.0f} us longer after each candidate call's end event "
+                    f"than after a control call in the same worker (threshold {self.threshold_us:.0f} us; floor "
+                    f"{self.floor_us:.0f} us = max({TAIL_FLOOR_US:g} us, {TAIL_FRACTION:.0%} of its device time)): "
+                    "work runs past the end event (an unjoined side stream, a thread's launches?)")
+        return (f"each candidate call took {self.excess_us:.0f} us longer on the parent's clock, beyond the GPU "
+                f"time it reported, than a control call in the same worker (threshold {self.threshold_us:.0f} us; "
+                f"floor {self.floor_us:.0f} us = max({PARENT_FLOOR_US:g} us, {PARENT_FRACTION:.0%} of its device "
+                "time)): the reported time leaves work out (a forged or patched timer?)")
 
 
-def floor_us(device_us: float) -> float:
-    return max(FLOOR_US, FRACTION * device_us)
+def floor_us(device_us: float, what: str = "tail") -> float:
+    if what == "tail":
+        return max(TAIL_FLOOR_US, TAIL_FRACTION * device_us)
+    return max(PARENT_FLOOR_US, PARENT_FRACTION * device_us)
 
 
 def control_spin_us(device_us: float) -> float:
-    """The control's spin: the candidate's device time, capped (its length does not enter the
-    gap; a similar length keeps the GPU's clocks alike)."""
+    """The control's spin: the candidate's device time, capped (its length enters neither
+    sample; a similar length keeps the GPU's clocks alike)."""
     return min(max(device_us, 5.0), CONTROL_MAX_SPIN_US)
 
 
-def check(candidate_gaps: list[float], control_gaps: list[float], device_us: float) -> GapCheck | None:
-    """The decision on both gap samples (us); None when the control has too few calls."""
-    if len(control_gaps) < MIN_CONTROL or not candidate_gaps:
+def check(candidate: list[float], control: list[float], device_us: float, what: str = "tail") -> GapCheck | None:
+    """The decision on both samples (us); None when the control has too few calls."""
+    if len(control) < MIN_CONTROL or not candidate:
         return None
-    cg = float(np.quantile(candidate_gaps, QUANTILE))
-    kg = float(np.quantile(control_gaps, QUANTILE))
-    f = floor_us(device_us)
-    return GapCheck(cg, kg, cg - kg, f, THRESHOLD * f, len(control_gaps))
+    c = float(np.quantile(candidate, QUANTILE))
+    k = float(np.quantile(control, QUANTILE))
+    f = floor_us(device_us, what)
+    return GapCheck(what, c, k, c - k, f, THRESHOLD * f, len(control))

@@ -34,7 +34,8 @@ def main(names: list[str]) -> int:
         bad += not ok
         med = v.timings.get("candidate").median_us if "candidate" in v.timings else None
         print(json.dumps({"case": name, "ok": ok, "status": v.status.value, "rule": v.rule, "median_us": med,
-                          "gap_us": v.evidence.get("gap_us"), "message": (v.message or "")[:300],
+                          "gap_us": {k: x for k, x in (v.evidence.get("gap_us") or {}).items() if k != "samples"},
+                          "tail_us": v.evidence.get("tail_us"), "message": (v.message or "")[:300],
                           "wall_s": round(time.monotonic() - t, 1)}), flush=True)
     return 1 if bad else 0
 

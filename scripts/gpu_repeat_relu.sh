@@ -9,10 +9,11 @@ for i in $(seq 1 "${REPEATS:-8}"); do
     --device cuda --mode final --max-timing-s 3 --json > "$OUT/relu$i.json" 2> "$OUT/relu$i.err"
   python3 - "$OUT/relu$i.json" <<'PY'
 import json, sys
-v = json.load(open(sys.argv[1])); m = v.get("timings", {}).get("candidate", {}); g = v.get("evidence", {}).get("gap_us", {})
+v = json.load(open(sys.argv[1])); m = v.get("timings", {}).get("candidate", {}); g = v.get("evidence", {}).get("gap_us", {}); tl = v.get("evidence", {}).get("tail_us", {})
 print(sys.argv[1].rsplit("/", 1)[-1], v["status"], v.get("rule"), "median", m.get("median_us"), "CI", m.get("ci_low_us"), m.get("ci_high_us"),
-      "gap cand/control/eager", g.get("candidate"), g.get("control"), g.get("eager"), "excess", g.get("excess"),
-      "threshold", g.get("threshold"), "total_s", v["durations_s"].get("total"))
+      "parent gap cand/control", g.get("candidate"), g.get("control"), "excess", g.get("excess"), "thr", g.get("threshold"),
+      "tail cand/control", tl.get("candidate"), tl.get("control"), "excess", tl.get("excess"), "thr", tl.get("threshold"),
+      "total_s", v["durations_s"].get("total"))
 PY
 done
 timeout ${REDTEAM_S:-240} python3 -m pytest -q -rA -p no:cacheprovider --timeout 150 tests/adversarial/test_redteam_gpu.py \

@@ -1,7 +1,8 @@
-"""The parent-clock cross-check's decision (sandbox/wallclock.py) on gap samples shaped like the
-H100's: a per-call overhead of ~1.4 ms with a right-skewed scheduling tail. The kernels that
-hide work just above and just below the floor run on the GPU (tests/adversarial, cases
-gpu_cheat_34_hidden_tail and gpu_probe_34b_tail_below_floor)."""
+"""The decisions of the reported-time cross-checks (sandbox/wallclock.py) on samples shaped like
+the H100's: the tail (idle event minus end event: ~10-20 us with a few us of jitter and a
+right-skewed scheduling tail) and the parent's clock (~300-500 us with 50-150 us of spread,
+2026-11-24). The kernels that hide work just above and just below the tail's floor run on the
+GPU (tests/adversarial, cases gpu_cheat_34_hidden_tail and gpu_probe_34b_tail_below_floor)."""
 
 from __future__ import annotations
 
@@ -62,3 +63,18 @@ def test_control_spin_is_the_candidate_device_time_capped():
     assert wallclock.control_spin_us(93.0) == 93.0
     assert wallclock.control_spin_us(1e6) == wallclock.CONTROL_MAX_SPIN_US
     assert wallclock.control_spin_us(0.1) == 5.0
+
+
+def parent_gaps(n: int, seed: int, hidden_us: float = 0.0) -> list[float]:
+    """Parent-clock gaps as recorded on the H100: 330-740 us, median ~430."""
+    rng = np.random.default_rng(seed)
+    return list(330.0 + hidden_us + rng.exponential(90.0, n) + rng.normal(0.0, 20.0, n))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_parent_clock_check_ignores_honest_spread_and_catches_a_forged_timer(seed: int):
+    honest = wallclock.check(parent_gaps(20, seed), parent_gaps(20, seed + 500), 93.0, "parent clock")
+    assert honest is not None and not honest.hidden, honest.evidence()
+    forged = wallclock.check(parent_gaps(20, seed, hidden_us=300.0), parent_gaps(20, seed + 500), 93.0, "parent clock")
+    assert forged is not None and forged.hidden and "parent's clock" in forged.message()
+    assert wallclock.floor_us(93.0, "parent clock") == 200.0
