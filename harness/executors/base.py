@@ -1,4 +1,4 @@
-"""The executor contract and its factory.
+"""The executor contract (``Executor``) and the counters every executor keeps.
 
 An executor judges ``(task, source, EvalConfig)`` units and may run many at once:
 ``submit`` returns a ``concurrent.futures.Future`` of the ``Verdict`` (or of the exception
@@ -17,8 +17,6 @@ from typing import Any, Protocol
 
 from sandbox.evaluate import EvalConfig
 from sandbox.verdict import Verdict
-
-EXECUTORS = ("serial", "local", "ray")
 
 
 @dataclass
@@ -70,21 +68,3 @@ class Executor(Protocol):
     def judge(self, task: Any, source: str, config: EvalConfig) -> Verdict: ...
 
     def close(self) -> None: ...
-
-
-def make_executor(name: str, *, ray_address: str | None = None, compile_workers: int | None = None,
-                  compile_cuts: bool = True) -> Executor:
-    """The executor ``name`` ("serial" | "local" | "ray") with the runner's options."""
-    if name == "serial":
-        from harness.executors.serial import SerialExecutor
-
-        return SerialExecutor()
-    if name == "local":
-        from harness.executors.local import LocalExecutor
-
-        return LocalExecutor(compile_workers=compile_workers, compile_cuts=compile_cuts)
-    if name == "ray":
-        from harness.executors.ray_executor import RayExecutor
-
-        return RayExecutor(address=ray_address, compile_cuts=compile_cuts)
-    raise ValueError(f"unknown executor {name!r}: use one of {', '.join(EXECUTORS)} (--executor)")

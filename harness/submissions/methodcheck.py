@@ -93,7 +93,7 @@ def _check_entry(folder: Path, entry, spec: SubmissionSpec, import_plugin: bool)
         ]
     if not import_plugin:
         return []
-    from harness.submissions.loader import SubmissionError, load_plugin_method
+    from harness.submissions.plugin import SubmissionError, load_plugin_method
 
     try:
         load_plugin_method(spec)
