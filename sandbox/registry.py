@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -33,14 +33,31 @@ def load_target(target: str) -> Any:
     return obj
 
 
-class Registry(Generic[T]):
-    """Named factories of one kind (``kind`` and ``option`` only shape the error message)."""
+class Registry(MutableMapping[str, "Callable[..., T] | str"], Generic[T]):
+    """Named factories of one kind, in registration order. A mapping of name -> factory (or
+    ``"module:attr"``) plus aliases; ``kind`` and ``option`` only shape the error message."""
 
     def __init__(self, kind: str, *, option: str = "") -> None:
         self.kind = kind
         self.option = option
         self._entries: dict[str, Callable[..., T] | str] = {}
-        self._aliases: dict[str, str] = {}
+        self.aliases: dict[str, str] = {}
+
+    # -- the mapping: registered names only (aliases are not keys) --
+    def __getitem__(self, name: str) -> Callable[..., T] | str:
+        return self._entries[name]
+
+    def __setitem__(self, name: str, factory: Callable[..., T] | str) -> None:
+        self._entries[name] = factory
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
     def register(self, name: str, factory: Callable[..., T] | str | None = None) -> Any:
         """Add ``name``; without ``factory``, a decorator that registers what it decorates."""
@@ -54,29 +71,24 @@ class Registry(Generic[T]):
         return factory
 
     def alias(self, name: str, target: str) -> None:
-        self._aliases[name] = target
+        self.aliases[name] = target
 
     def canonical(self, name: str) -> str:
-        return self._aliases.get(name, name)
+        return self.aliases.get(name, name)
 
     def names(self, aliases: bool = False) -> list[str]:
-        return list(self._entries) + (list(self._aliases) if aliases else [])
+        return list(self._entries) + (list(self.aliases) if aliases else [])
 
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.canonical(name) in self._entries
+    def knows(self, name: str) -> bool:
+        """Whether ``name`` (or the alias ``name``) is registered."""
+        return self.canonical(name) in self._entries
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
-
-    def target(self, name: str) -> Callable[..., T] | str:
-        """The registered factory or ``"module:attr"`` string, unresolved."""
+    def factory(self, name: str) -> Callable[..., T]:
+        """The callable behind ``name`` (alias resolved, ``"module:attr"`` imported)."""
         real = self.canonical(name)
         if real not in self._entries:
             raise self.unknown(name)
-        return self._entries[real]
-
-    def factory(self, name: str) -> Callable[..., T]:
-        t = self.target(name)
+        t = self._entries[real]
         return load_target(t) if isinstance(t, str) else t
 
     def create(self, name: str, *args: Any, **kwargs: Any) -> T:
@@ -84,6 +96,8 @@ class Registry(Generic[T]):
         return self.factory(name)(*args, **kwargs)
 
     def unknown(self, name: str, known: list[str] | None = None) -> UnknownName:
+        """The error for ``name``: the known names (``known``, else this registry's), with a
+        "did you mean" when one is close."""
         known = self.names(aliases=True) if known is None else known
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
