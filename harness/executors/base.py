@@ -11,12 +11,17 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sandbox.evaluate import EvalConfig
+from sandbox.task import Task
 from sandbox.verdict import Verdict
+
+# how a candidate gets judged: sandbox.evaluate.evaluate, an executor's judge, or a test's fake
+JudgeFn = Callable[[Task, str, EvalConfig], Verdict]
 
 
 @dataclass

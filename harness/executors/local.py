@@ -26,12 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.astlock import serialise_ast_parse
-from harness.executors.base import ExecutorStats
+from harness.executors.base import ExecutorStats, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
 from sandbox.evaluate import EvalConfig
 from sandbox.verdict import Verdict
-
-JudgeFn = Callable[[Any, str, EvalConfig], Verdict]
 
 
 def default_compile_workers() -> int:
