@@ -54,9 +54,6 @@ class EnvReport:
     disk_free_gib: dict[str, float]
     conclusions: list[tuple[str, str]] = field(default_factory=list)  # (question, answer)
 
-    def tool(self, name: str) -> Tool | None:
-        return next((t for t in self.tools if t.name == name), None)
-
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["conclusions"] = {q: a for q, a in self.conclusions}

@@ -173,9 +173,6 @@ class OpenAIClient:
     def _where(self) -> str:
         return (self.base_url or str(self._client.base_url)).rstrip("/")
 
-    def list_models(self) -> list[str]:
-        return [m.id for m in self._client.models.list()]
-
 
 def _msg(e: Exception) -> str:
     body = getattr(e, "body", None)
