@@ -59,6 +59,8 @@ class OpenAIClient:
             http_client=http_client,
         )
 
+    # the ChatModel.chat signature (harness/llm/base.py), repeated on purpose: a backend
+    # implements the protocol; wrappers write it once (ModelWrapper)
     def chat(
         self,
         messages: list[dict[str, str]],
