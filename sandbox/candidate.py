@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from sandbox.errors import CandidateError
+
 
 @dataclass(frozen=True)
 class Entry:
@@ -67,8 +69,6 @@ def _passed(fn: ast.FunctionDef | None) -> int | None:
 
 def _check(cand: ast.ClassDef | None, ref: ast.ClassDef | None, method: str, label: str,
            filename: str, notes: list[str]) -> None:
-    from sandbox.evaluate import CandidateError
-
     fn, n = _method(cand, method), _passed(_method(ref, method))
     if fn is None or n is None:
         return
@@ -85,8 +85,6 @@ def _check(cand: ast.ClassDef | None, ref: ast.ClassDef | None, method: str, lab
 
 def entry_point(tree: ast.Module, filename: str, reference_source: str | None) -> Entry:
     """The candidate class to judge, with the accommodations made; CandidateError if none."""
-    from sandbox.evaluate import CandidateError
-
     classes = _classes(tree)
     ref_tree = ast.parse(reference_source) if reference_source else None
     ref = _classes(ref_tree).get("Model") if ref_tree is not None else None

@@ -12,20 +12,8 @@ import time
 from typing import Any
 
 from sandbox import rules
+from sandbox.errors import ReferenceFailed, Reject  # noqa: F401 - ReferenceFailed re-exported
 from sandbox.verdict import Status, Trial
-
-
-class ReferenceFailed(Exception):
-    """The reference worker failed or died during a judgement. Whether the task is broken or the
-    candidate interfered is decided by running the reference alone (sandbox/judge.py)."""
-
-
-class Reject(Exception):
-    """Stops the cascade with a verdict."""
-
-    def __init__(self, status: Status, rule: str | None, message: str, **evidence: Any) -> None:
-        super().__init__(message)
-        self.status, self.rule, self.message, self.evidence = status, rule, message, evidence
 
 
 def _is_oom(text: str) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sandbox import rules
-from sandbox.judge import Reject
+from sandbox.errors import Reject
 from sandbox.verdict import Status
 
 if TYPE_CHECKING:

@@ -17,11 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sandbox.errors import CandidateError
 from sandbox.verdict import Mode, Verdict
 
-
-class CandidateError(ValueError):
-    """The candidate file itself is unusable; the message names the file, problem and fix."""
+__all__ = ["CandidateError", "EvalConfig", "evaluate"]
 
 
 @dataclass(frozen=True)

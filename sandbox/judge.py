@@ -12,7 +12,7 @@ import os
 import secrets
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -21,12 +21,14 @@ from sandbox.attribution import attribute
 from sandbox.candidate import Entry, entry_point
 from sandbox.checks import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.devicelock import device_lock
-from sandbox.evaluate import EvalConfig
 from sandbox.isolation import Limits, get_launcher
 from sandbox.isolation.process import outer_uid
 from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
 from sandbox.task import TaskError
 from sandbox.verdict import Mode, Status, Verdict, tolerance_evidence
+
+if TYPE_CHECKING:
+    from sandbox.evaluate import EvalConfig
 
 
 def cache_root(config: EvalConfig) -> str:

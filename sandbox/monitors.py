@@ -181,13 +181,6 @@ class Monitor:
                 if t.ident not in self.threads_before and t.is_alive()]
 
 
-def native_threads() -> int:
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return -1
-
-
 def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     import torch
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from sandbox import rules
+from sandbox.errors import CandidateError
 
 BANNED_IMPORTS = {
     "threading": rules.THREADS, "_thread": rules.THREADS, "concurrent": rules.THREADS,
@@ -41,8 +42,6 @@ TIMER_OWNERS = {"time", "cuda", "Event", "torch"}
 
 def validate(source: str, filename: str, reference_source: str | None = None) -> ast.Module:
     """Parse and check the candidate's shape; raise CandidateError naming the problem."""
-    from sandbox.evaluate import CandidateError
-
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as e:

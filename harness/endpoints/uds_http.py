@@ -38,9 +38,23 @@ class HTTPError(Exception):
         return {"error": {"type": self.kind, "message": self.message}}
 
 
-class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """The one threaded HTTP server on a unix socket (the method endpoints' ``JSONServer`` and
+    the LLM gateway's unix mode). The two keep their own request handlers deliberately: the
+    gateway speaks OpenAI's wire format (its error shape, ``x-should-retry``), the endpoints
+    the method protocol's (docs/method-protocol.md)."""
+
     daemon_threads = True
     allow_reuse_address = True
+
+
+def bind_unix(path: str, handler: type[BaseHTTPRequestHandler], mode: int) -> UnixHTTPServer:
+    """Bind ``handler`` on the socket file ``path`` (a stale one is replaced), chmod ``mode``."""
+    if os.path.exists(path):
+        os.unlink(path)
+    srv = UnixHTTPServer(path, handler)
+    os.chmod(path, mode)
+    return srv
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -113,11 +127,8 @@ class JSONServer:
         self.path = path
         self.routes = routes
         self.token = token
-        if os.path.exists(path):
-            os.unlink(path)
-        self._srv = _UnixHTTPServer(path, _Handler)
+        self._srv = bind_unix(path, _Handler, socket_mode)
         self._srv.owner = self  # type: ignore[attr-defined]
-        os.chmod(path, socket_mode)
         self._thread = threading.Thread(
             target=self._srv.serve_forever,
             kwargs={"poll_interval": 0.05},

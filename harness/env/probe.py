@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from harness.store.fingerprint import git_commit
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,6 @@ class EnvReport:
     tools: list[Tool]
     disk_free_gib: dict[str, float]
     conclusions: list[tuple[str, str]] = field(default_factory=list)  # (question, answer)
-
-    def tool(self, name: str) -> Tool | None:
-        return next((t for t in self.tools if t.name == name), None)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -311,20 +308,6 @@ def probe_all() -> EnvReport:
         disk_free_gib=probe_disk(),
     )
     return EnvReport(**{**r.__dict__, "conclusions": conclude(r)})
-
-
-@functools.lru_cache(maxsize=1)
-def git_commit(repo: Path = REPO_ROOT) -> str | None:
-    """The harness checkout's commit (with ``-dirty`` if tracked files changed), None outside git."""
-    if not (repo / ".git").exists():
-        return None
-    rc, out = _run(["git", "-C", str(repo), "rev-parse", "HEAD"], timeout=10)
-    if rc != 0:
-        return None
-    rc2, status = _run(
-        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"], timeout=10
-    )
-    return out.strip() + ("-dirty" if rc2 == 0 and status.strip() else "")
 
 
 def fingerprint() -> dict[str, Any]:

@@ -7,6 +7,7 @@ schedules the same units of work (build, then judge) as Ray tasks on a cluster.
 
 from __future__ import annotations
 
-from harness.executors.base import Executor, ExecutorStats, make_executor
+from harness.executors.base import Executor, ExecutorStats
+from harness.executors.registry import EXECUTORS, make_executor
 
-__all__ = ["Executor", "ExecutorStats", "make_executor"]
+__all__ = ["EXECUTORS", "Executor", "ExecutorStats", "make_executor"]

@@ -1,4 +1,4 @@
-"""The executor contract and its factory.
+"""The executor contract (``Executor``) and the counters every executor keeps.
 
 An executor judges ``(task, source, EvalConfig)`` units and may run many at once:
 ``submit`` returns a ``concurrent.futures.Future`` of the ``Verdict`` (or of the exception
@@ -11,14 +11,17 @@ from __future__ import annotations
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sandbox.evaluate import EvalConfig
+from sandbox.task import Task
 from sandbox.verdict import Verdict
 
-EXECUTORS = ("serial", "local", "ray")
+# how a candidate gets judged: sandbox.evaluate.evaluate, an executor's judge, or a test's fake
+JudgeFn = Callable[[Task, str, EvalConfig], Verdict]
 
 
 @dataclass
@@ -70,21 +73,3 @@ class Executor(Protocol):
     def judge(self, task: Any, source: str, config: EvalConfig) -> Verdict: ...
 
     def close(self) -> None: ...
-
-
-def make_executor(name: str, *, ray_address: str | None = None, compile_workers: int | None = None,
-                  compile_cuts: bool = True) -> Executor:
-    """The executor ``name`` ("serial" | "local" | "ray") with the runner's options."""
-    if name == "serial":
-        from harness.executors.serial import SerialExecutor
-
-        return SerialExecutor()
-    if name == "local":
-        from harness.executors.local import LocalExecutor
-
-        return LocalExecutor(compile_workers=compile_workers, compile_cuts=compile_cuts)
-    if name == "ray":
-        from harness.executors.ray_executor import RayExecutor
-
-        return RayExecutor(address=ray_address, compile_cuts=compile_cuts)
-    raise ValueError(f"unknown executor {name!r}: use one of {', '.join(EXECUTORS)} (--executor)")

@@ -25,12 +25,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.executors.base import ExecutorStats
+from harness.astlock import serialise_ast_parse
+from harness.executors.base import ExecutorStats, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
 from sandbox.evaluate import EvalConfig
 from sandbox.verdict import Verdict
-
-JudgeFn = Callable[[Any, str, EvalConfig], Verdict]
 
 
 def default_compile_workers() -> int:
@@ -74,8 +73,6 @@ class LocalExecutor:
                  compile_cuts: bool = True, judge_fn: JudgeFn | None = None,
                  build_fn: Callable[..., Any] | None = None, build_nice: int = 10,
                  judges_per_device: int = 2) -> None:
-        from harness.runner.orchestrate import serialise_ast_parse
-
         serialise_ast_parse()  # candidates are parsed from several threads (static scan)
         self.compile_workers = default_compile_workers() if compile_workers is None else compile_workers
         self.devices = timing_devices or default_timing_devices()

@@ -6,7 +6,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-SUITE_ROOT = Path(__file__).resolve().parents[2] / "reference_ops"
+from harness.suite.suites import ops_root
+
+SUITE_ROOT = ops_root()
 
 
 @cache

@@ -56,3 +56,49 @@ class ChatModel(Protocol):
         max_tokens: int | None = None,
         model: str | None = None,  # pick one model of an ensemble; None = default
     ) -> ChatResult: ...
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One ``chat`` call's arguments, as a wrapper sees them."""
+
+    messages: list[dict[str, str]]
+    context: CallContext
+    temperature: float | None = None
+    max_tokens: int | None = None
+    model: str | None = None
+
+    def send(self, to: ChatModel) -> ChatResult:
+        return to.chat(self.messages, context=self.context, temperature=self.temperature,
+                       max_tokens=self.max_tokens, model=self.model)
+
+
+class ModelWrapper:
+    """A ``ChatModel`` around another (recording, metering): the ``chat`` signature is written
+    once here; a wrapper overrides ``handle(request)`` and passes the call on with
+    ``request.send(self.inner)``. ``name``, ``offline`` and every other attribute (``base_url``,
+    ``members``, ``pick``...) come from the wrapped model."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.offline = inner.offline
+
+    def __getattr__(self, item: str) -> Any:
+        if item == "inner":  # not set yet (copy, unpickling): no recursion
+            raise AttributeError(item)
+        return getattr(self.inner, item)
+
+    def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        context: CallContext,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        model: str | None = None,
+    ) -> ChatResult:
+        return self.handle(ChatRequest(messages, context, temperature, max_tokens, model))
+
+    def handle(self, request: ChatRequest) -> ChatResult:
+        return request.send(self.inner)

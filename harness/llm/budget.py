@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from harness.llm.base import BudgetExhausted, CallContext, ChatModel, ChatResult
+from harness.llm.base import BudgetExhausted, ChatModel, ChatRequest, ChatResult, ModelWrapper
 from harness.llm.config import Price
 from harness.methods.base import Budget
 
@@ -155,41 +155,22 @@ class UsageMeter:
         return self.prices.get(model.split(":", 1)[-1])
 
 
-class MeteredModel:
+class MeteredModel(ModelWrapper):
     """A ``ChatModel`` that refuses calls the budget does not cover and charges the rest."""
 
     def __init__(self, inner: ChatModel, meter: UsageMeter):
-        self.inner = inner
+        super().__init__(inner)
         self.meter = meter
-        self.name = inner.name
-        self.offline = inner.offline
 
-    def __getattr__(self, item: str) -> Any:
-        return getattr(self.inner, item)
-
-    def chat(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        context: CallContext,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        model: str | None = None,
-    ) -> ChatResult:
-        prompt_estimate = sum(len(str(m.get("content", ""))) for m in messages) // 4
+    def handle(self, req: ChatRequest) -> ChatResult:
+        prompt_estimate = sum(len(str(m.get("content", ""))) for m in req.messages) // 4
         self.meter.check("llm", extra_tokens=prompt_estimate)
         try:
-            result = self.inner.chat(
-                messages,
-                context=context,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                model=model,
-            )
+            result = req.send(self.inner)
         except BudgetExhausted:
             raise
         except Exception:
-            self.meter.charge_call(0, 0, model=model, failed=True)
+            self.meter.charge_call(0, 0, model=req.model, failed=True)
             raise
         self.meter.charge_call(
             result.prompt_tokens,

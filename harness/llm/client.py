@@ -59,6 +59,8 @@ class OpenAIClient:
             http_client=http_client,
         )
 
+    # the ChatModel.chat signature (harness/llm/base.py), repeated on purpose: a backend
+    # implements the protocol; wrappers write it once (ModelWrapper)
     def chat(
         self,
         messages: list[dict[str, str]],
@@ -172,9 +174,6 @@ class OpenAIClient:
 
     def _where(self) -> str:
         return (self.base_url or str(self._client.base_url)).rstrip("/")
-
-    def list_models(self) -> list[str]:
-        return [m.id for m in self._client.models.list()]
 
 
 def _msg(e: Exception) -> str:

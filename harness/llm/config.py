@@ -94,12 +94,6 @@ class LLMConfig:
         changes = {k: v for k, v in changes.items() if v is not None}
         return dataclasses.replace(self, **changes)
 
-    def public_dict(self) -> dict[str, Any]:
-        """For recording in a run's config: everything except secrets (there are none here)."""
-        d = dataclasses.asdict(self)
-        d["prices"] = {k: dataclasses.asdict(v) for k, v in self.prices.items()}
-        return d
-
 
 _FIELDS = {f.name for f in dataclasses.fields(LLMConfig)}
 

@@ -29,6 +29,8 @@ class EnsembleModel:
                 return m
         raise LLMError(f"model {model!r} is not in the ensemble {self.members}; pick one of those")
 
+    # the ChatModel.chat signature (harness/llm/base.py), repeated on purpose: a backend
+    # implements the protocol; wrappers write it once (ModelWrapper)
     def chat(
         self,
         messages: list[dict[str, str]],

@@ -19,10 +19,11 @@ With a ``store``, every call is recorded in it (see ``harness.llm.recording`` an
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.llm.base import ChatModel
 from harness.llm.config import ConfigError, LLMConfig
+from sandbox.registry import Registry
 
 if TYPE_CHECKING:
     from harness.store.db import Store
@@ -61,49 +62,72 @@ def make_model(
     return model
 
 
-def _single(spec: str, *, store: Store | None, config: LLMConfig, device: str | None) -> ChatModel:
-    kind, _, rest = spec.partition(":")
-    if spec == "offline" or kind == "offline":
-        from harness.llm.offline import OfflineModel
+# kind -> factory(rest, spec, store=, config=, device=): the part before the first ":" of a
+# spec. A spec of no registered kind is a model name at the OpenAI-compatible endpoint.
+BACKENDS: Registry[ChatModel] = Registry("LLM backend", option="--llm KIND:...")
 
-        seed = 0
-        if rest:
-            try:
-                seed = int(rest)
-            except ValueError as e:
-                raise ConfigError(
-                    f"--llm {spec}: the offline seed must be an integer (offline:7)"
-                ) from e
-        return OfflineModel(seed=seed, device=device, broken_rate=config.offline_broken_rate)
-    if kind == "replay":
-        if not rest:
-            raise ConfigError(
-                "--llm replay:RUN_ID needs the id of a recorded run (see `harness runs list`)"
-            )
-        if store is None:
-            raise ConfigError(
-                f"--llm {spec}: replay needs the results store that holds run {rest!r}"
-            )
-        from harness.llm.replay import ReplayModel
 
-        return ReplayModel(store, rest)
+@BACKENDS.register("offline")
+def _offline(rest: str, spec: str, *, config: LLMConfig, device: str | None, **_: Any) -> ChatModel:
+    from harness.llm.offline import OfflineModel
+
+    seed = 0
+    if rest:
+        try:
+            seed = int(rest)
+        except ValueError as e:
+            raise ConfigError(
+                f"--llm {spec}: the offline seed must be an integer (offline:7)"
+            ) from e
+    return OfflineModel(seed=seed, device=device, broken_rate=config.offline_broken_rate)
+
+
+@BACKENDS.register("replay")
+def _replay(rest: str, spec: str, *, store: Store | None, **_: Any) -> ChatModel:
+    if not rest:
+        raise ConfigError(
+            "--llm replay:RUN_ID needs the id of a recorded run (see `harness runs list`)"
+        )
+    if store is None:
+        raise ConfigError(
+            f"--llm {spec}: replay needs the results store that holds run {rest!r}"
+        )
+    from harness.llm.replay import ReplayModel
+
+    return ReplayModel(store, rest)
+
+
+@BACKENDS.register("openai")
+def _openai(rest: str, spec: str, *, config: LLMConfig, **_: Any) -> ChatModel:
     from harness.llm.client import OpenAIClient
 
-    if "@" in spec and not spec.startswith("openai:"):
-        model_name, _, base_url = spec.partition("@")
-        if not model_name or not base_url.startswith(("http://", "https://", "unix:")):
-            raise ConfigError(
-                f"--llm {spec}: write MODEL@BASE_URL with a full URL, e.g. "
-                "llama3@http://127.0.0.1:11434/v1"
-            )
-        return OpenAIClient(model_name, config.replace(base_url=base_url))
-    if kind == "openai":
-        if not rest:
-            raise ConfigError("--llm openai:MODEL needs a model name, e.g. openai:gpt-4.1")
-        return OpenAIClient(rest, config)
-    if ":" in spec and kind in {"offline", "replay"}:  # pragma: no cover - handled above
-        raise ConfigError(spec)
-    return OpenAIClient(spec, config)
+    if not rest:
+        raise ConfigError("--llm openai:MODEL needs a model name, e.g. openai:gpt-4.1")
+    return OpenAIClient(rest, config)
+
+
+def _single(spec: str, *, store: Store | None, config: LLMConfig, device: str | None) -> ChatModel:
+    kind, _, rest = spec.partition(":")
+    if "@" in spec and kind not in BACKENDS:
+        return _endpoint(spec, config)
+    if kind in BACKENDS:
+        return BACKENDS.create(kind, rest, spec, store=store, config=config, device=device)
+    from harness.llm.client import OpenAIClient
+
+    return OpenAIClient(spec, config)  # a bare model name ("gpt-4.1", "llama3:8b")
+
+
+def _endpoint(spec: str, config: LLMConfig) -> ChatModel:
+    """``MODEL@BASE_URL``: MODEL at an OpenAI-compatible endpoint."""
+    from harness.llm.client import OpenAIClient
+
+    model_name, _, base_url = spec.partition("@")
+    if not model_name or not base_url.startswith(("http://", "https://", "unix:")):
+        raise ConfigError(
+            f"--llm {spec}: write MODEL@BASE_URL with a full URL, e.g. "
+            "llama3@http://127.0.0.1:11434/v1"
+        )
+    return OpenAIClient(model_name, config.replace(base_url=base_url))
 
 
 def _base_url(model: ChatModel) -> str | None:

@@ -27,14 +27,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from harness.endpoints.uds_http import bind_unix
 from harness.llm.base import BudgetExhausted, CallContext, ChatModel, LLMError
 from harness.llm.budget import MeteredModel, UsageMeter
 
 _SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
-
-
-class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
 
 
 class Gateway:
@@ -60,10 +57,7 @@ class Gateway:
         handler = _make_handler(self)
         if unix_socket is not None:
             path = Path(unix_socket)
-            if path.exists():
-                path.unlink()
-            self._server: socketserver.BaseServer = _UnixHTTPServer(str(path), handler)
-            os.chmod(path, 0o600)
+            self._server: socketserver.BaseServer = bind_unix(str(path), handler, 0o600)
             self.url = f"unix:{path}"
             self.http_url = None
         else:

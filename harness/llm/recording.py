@@ -16,7 +16,14 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from harness.llm.base import BudgetExhausted, CallContext, ChatModel, ChatResult
+from harness.llm.base import (
+    BudgetExhausted,
+    CallContext,
+    ChatModel,
+    ChatRequest,
+    ChatResult,
+    ModelWrapper,
+)
 from harness.store.llm_calls import LLMCalls
 
 if TYPE_CHECKING:
@@ -46,7 +53,7 @@ def request_sha256(request: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-class RecordingModel:
+class RecordingModel(ModelWrapper):
     """A ``ChatModel`` that records each call of ``inner`` into ``store``."""
 
     def __init__(
@@ -57,36 +64,18 @@ class RecordingModel:
         run_id: str | None = None,
         base_url: str | None = None,
     ):
-        self.inner = inner
+        super().__init__(inner)
         self.store = store
         self.calls = LLMCalls(store)
         self.run_id = run_id
         self.base_url = base_url
-        self.name = inner.name
-        self.offline = inner.offline
 
-    def __getattr__(self, item: str) -> Any:  # members, pick, model... of the wrapped model
-        return getattr(self.inner, item)
-
-    def chat(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        context: CallContext,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        model: str | None = None,
-    ) -> ChatResult:
-        request = canonical_request(messages, temperature, max_tokens, model)
+    def handle(self, req: ChatRequest) -> ChatResult:
+        context, model = req.context, req.model
+        request = canonical_request(req.messages, req.temperature, req.max_tokens, model)
         t0 = time.perf_counter()
         try:
-            result = self.inner.chat(
-                messages,
-                context=context,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                model=model,
-            )
+            result = req.send(self.inner)
         except BudgetExhausted:
             raise  # no call was made
         except Exception as e:

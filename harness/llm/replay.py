@@ -46,6 +46,8 @@ class ReplayModel:
         with self._lock:
             return sum(len(q) for q in self._queues.values())
 
+    # the ChatModel.chat signature (harness/llm/base.py), repeated on purpose: a backend
+    # implements the protocol; wrappers write it once (ModelWrapper)
     def chat(
         self,
         messages: list[dict[str, str]],

@@ -17,8 +17,6 @@ Unknown names raise ``UnknownMethod`` with "did you mean" suggestions (difflib).
 
 from __future__ import annotations
 
-import difflib
-import importlib
 import os
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -26,9 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.methods.base import Method
+from sandbox.registry import Registry, UnknownName, load_target
+
+__all__ = ["BUILTINS", "UnknownMethod", "get_method", "list_methods", "load_target"]
 
 # name -> "module:attr". Helpers add built-ins by adding one line here.
-BUILTINS: dict[str, str] = {
+BUILTINS: Registry[Method] = Registry("method", option="--method")
+BUILTINS.update({
     "evoengineer-free": "harness.methods.evoengineer:EvoEngineerFree",
     "evoengineer-insight": "harness.methods.evoengineer:EvoEngineerInsight",
     "evoengineer-full": "harness.methods.evoengineer:EvoEngineerFull",
@@ -37,9 +39,9 @@ BUILTINS: dict[str, str] = {
     "ai-cuda-engineer": "harness.methods.ai_cuda_engineer:AICudaEngineer",
     "funsearch": "harness.methods.funsearch:FunSearch",
     "eoh": "harness.methods.eoh:EoH",
-}
-
-ALIASES: dict[str, str] = {"evoengineer": "evoengineer-full"}
+})
+BUILTINS.alias("evoengineer", "evoengineer-full")
+ALIASES = BUILTINS.aliases  # alias -> built-in name
 
 ENTRY_POINT_GROUP = "harness.methods"
 
@@ -47,7 +49,7 @@ ENTRY_POINT_GROUP = "harness.methods"
 SUBMISSION_LOADER = "harness.submissions.loader:load_submission_method"
 
 
-class UnknownMethod(LookupError):
+class UnknownMethod(UnknownName):
     """No method of that name; the message lists suggestions and where names come from."""
 
 
@@ -71,17 +73,6 @@ class MethodInfo:
             "target": self.target,
             "error": self.error,
         }
-
-
-def load_target(target: str) -> Any:
-    """Import ``"module:attr"`` (``attr`` may be dotted)."""
-    if ":" not in target:
-        raise ValueError(f"method target {target!r}: expected 'module:attr'")
-    mod_name, attr = target.split(":", 1)
-    obj: Any = importlib.import_module(mod_name)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def submissions_root() -> Path:
@@ -151,9 +142,9 @@ def load_submission(path: Path, **options: Any) -> Method:
 
 def get_method(name: str, **options: Any) -> Method:
     """Build the method called ``name`` (options go to its constructor)."""
-    real = ALIASES.get(name, name)
+    real = BUILTINS.canonical(name)
     if real in BUILTINS:
-        return load_target(BUILTINS[real])(**options)
+        return BUILTINS.create(real, **options)
     eps = _entry_points()
     if real in eps:
         return eps[real].load()(**options)
@@ -167,11 +158,8 @@ def get_method(name: str, **options: Any) -> Method:
 
 
 def unknown_message(name: str) -> str:
-    names = all_names()
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
-    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    listing = str(BUILTINS.unknown(name, all_names()))
     return (
-        f"unknown method {name!r}.{hint} Known: {', '.join(names)}. "
-        f"(Outside methods: a '{ENTRY_POINT_GROUP}' entry point or a "
+        f"{listing} (Outside methods: a '{ENTRY_POINT_GROUP}' entry point or a "
         f"{submissions_root()}/NAME/submission.toml folder; `harness methods list` shows all.)"
     )

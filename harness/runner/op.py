@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.executors.base import JudgeFn
 from harness.llm.base import BudgetExhausted, ChatModel, LLMError
 from harness.methods.base import Budget, Method, Proposal
 from harness.methods.common import candidate_runtime, speedup_vs_eager
@@ -30,8 +31,6 @@ from harness.store import OpMetadata, Results, config_key, sha256_text
 from sandbox.evaluate import CandidateError, EvalConfig
 from sandbox.task import Task
 from sandbox.verdict import Mode, Status, Verdict
-
-JudgeFn = Callable[[Task, str, EvalConfig], Verdict]
 
 
 @dataclass

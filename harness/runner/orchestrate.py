@@ -4,15 +4,14 @@
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import sys
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.astlock import serialise_ast_parse
 from harness.methods.base import Budget
 from harness.methods.registry import get_method
 from harness.runner.op import JudgeFn, OpResult, OpRunner, OpSettings
@@ -60,26 +59,6 @@ class RunReport:
 
     def table(self) -> str:
         return summary_table(self.ops)
-
-
-_AST_LOCK = threading.Lock()
-
-
-def serialise_ast_parse() -> None:
-    """CPython 3.11 (seen on 3.11.7) can fail ``ast.parse`` run from several threads at once
-    ("AST constructor recursion depth mismatch"): its AST-to-Python conversion keeps a
-    shared depth counter. Ops running in threads parse sources (task files, candidates), so
-    the runner makes ``ast.parse`` take one lock while it runs ops in parallel."""
-    if getattr(ast.parse, "_harness_locked", False):
-        return
-    original = ast.parse
-
-    def parse(*args: Any, **kwargs: Any) -> Any:
-        with _AST_LOCK:
-            return original(*args, **kwargs)
-
-    parse._harness_locked = True  # type: ignore[attr-defined]
-    ast.parse = parse  # type: ignore[assignment]
 
 
 def llm_for_seed(spec: str, seed: int) -> str:

@@ -93,7 +93,7 @@ def _check_entry(folder: Path, entry, spec: SubmissionSpec, import_plugin: bool)
         ]
     if not import_plugin:
         return []
-    from harness.submissions.loader import SubmissionError, load_plugin_method
+    from harness.submissions.plugin import SubmissionError, load_plugin_method
 
     try:
         load_plugin_method(spec)
@@ -172,17 +172,13 @@ def _top_level_names(tree: ast.Module) -> list[str]:
 
 def known_ops() -> set[str] | None:
     """Op names of the reference suite (file stems under reference_ops/), None if not found."""
+    from harness.suite.suites import ops_root
+
     try:
-        import reference_ops
+        root = ops_root()
     except ImportError:
         return None
-    roots = [Path(p) for p in getattr(reference_ops, "__path__", [])]
-    ops = {
-        p.stem
-        for r in roots
-        for p in r.rglob("*.py")
-        if p.name != "__init__.py" and not p.name.startswith("_")
-    }
+    ops = {p.stem for p in root.rglob("*.py") if p.name != "__init__.py" and not p.name.startswith("_")}
     return ops or None
 
 

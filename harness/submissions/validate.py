@@ -231,9 +231,4 @@ def _builtin_names() -> set[str]:
         from harness.methods import registry
     except ImportError:
         return set()
-    names: set[str] = set()
-    for attr in ("BUILTINS", "ALIASES"):
-        table = getattr(registry, attr, None)
-        if isinstance(table, dict):
-            names |= set(table)
-    return names
+    return set(registry.BUILTINS.names(aliases=True))

@@ -18,6 +18,8 @@ import stat
 import struct
 import sys
 
+from sandbox.isolation.seccomp import _libc  # the one libc loader of the jail
+
 # Same numbers on every architecture (the unified table from 424 on).
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
 LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
@@ -48,15 +50,6 @@ def handled_rights(abi: int) -> int:
     if abi >= 5:  # ABI 4 added network rules, 6 IPC scoping, 7 logging: no new fs rights
         rights |= IOCTL_DEV
     return rights
-
-
-def _libc() -> ctypes.CDLL:
-    lib = ctypes.CDLL(None, use_errno=True)
-    if not hasattr(lib, "syscall"):
-        lib = ctypes.CDLL("libc.so.6", use_errno=True)
-    lib.syscall.restype = ctypes.c_long
-    lib.prctl.restype = ctypes.c_int
-    return lib
 
 
 def _syscall(libc: ctypes.CDLL, nr: int, *args: int) -> tuple[int, int]:

@@ -39,6 +39,8 @@ class OfflineModel:
         self._lock = threading.Lock()
         self._specs: dict[str, OpSpec] = {}
 
+    # the ChatModel.chat signature (harness/llm/base.py), repeated on purpose: a backend
+    # implements the protocol; wrappers write it once (ModelWrapper)
     def chat(
         self,
         messages: list[dict[str, str]],

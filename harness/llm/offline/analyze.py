@@ -13,10 +13,8 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
-REPO_OPS = Path(__file__).resolve().parents[3] / "reference_ops"
 
 # name in torch / F -> (op code, default a, default b) of the elementwise kernel
 ACTIVATIONS = {
@@ -65,8 +63,11 @@ def find_reference(prompt: str, op: str | None) -> str | None:
     if m and "def forward" in m.group(1):
         return m.group(1)
     if op:
+        from harness.suite.suites import ops_root
+
         stem = op.rsplit("/", 1)[-1]
-        for p in sorted(REPO_OPS.rglob(f"{stem}.py")) if REPO_OPS.is_dir() else []:
+        root = ops_root()
+        for p in sorted(root.rglob(f"{stem}.py")) if root.is_dir() else []:
             return p.read_text()
     return None
 

@@ -8,6 +8,9 @@ GPU on the machine that wrote them; compiled with nvcc in tests where available.
 
 from __future__ import annotations
 
+# Deliberate duplicates: each source here is a whole kernel file the offline model emits, kept
+# readable on its own; the CUDA and CPU (cpu_sources.py) versions share their host-side set-up
+# lines (dims, contiguous, outer/inner sizes) on purpose.
 _HEAD = r"""
 #include <torch/extension.h>
 #include <c10/cuda/CUDAStream.h>

@@ -1,0 +1,57 @@
+"""The import graph runs one way: the evaluator (``sandbox/``) is a leaf that never imports the
+orchestrator (``harness/``) or a submission, and no set of modules imports itself round.
+
+The graph is read from source (``importgraph.py``): module-level and function-local imports
+both count, ``if TYPE_CHECKING:`` blocks do not.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from importgraph import build_graph, cycles  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+GRAPH = build_graph(ROOT)
+
+
+def test_graph_sees_the_packages():
+    assert "sandbox.evaluate" in GRAPH and "harness.runner.orchestrate" in GRAPH
+    assert "harness.store" in GRAPH["harness.runner.orchestrate"]
+
+
+def test_graph_counts_local_imports_and_skips_type_checking(tmp_path):
+    pkg = tmp_path / "harness"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from harness import b\n"
+        "def f():\n    from . import c\n"
+    )
+    (pkg / "b.py").write_text("import harness.a\n")
+    (pkg / "c.py").write_text("from .a import f\n")
+    graph = build_graph(tmp_path)
+    assert graph["harness.a"] == {"harness.c"}
+    assert cycles(graph) == [["harness.a", "harness.c"]]
+
+
+def test_evaluator_imports_no_harness_and_no_submission():
+    arrows = sorted(
+        f"{src} -> {dst}"
+        for src, dsts in GRAPH.items()
+        if src.split(".")[0] == "sandbox"
+        for dst in dsts
+        if dst.split(".")[0] in ("harness", "submissions")
+    )
+    assert not arrows, "the evaluator must not import the orchestrator:\n" + "\n".join(arrows)
+
+
+def test_no_import_cycles():
+    found = cycles(GRAPH)
+    assert not found, "import cycles (each line: the modules of one cycle):\n" + "\n".join(
+        ", ".join(c) for c in found
+    )
