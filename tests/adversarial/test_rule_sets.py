@@ -74,3 +74,22 @@ def test_an_unknown_rule_set_is_refused_and_old_verdicts_read_as_strict():
     d = v.to_dict()
     del d["rules"]  # a verdict written before rule sets existed
     assert Verdict.from_dict(d).rules == "strict"
+
+
+def test_harness_eval_takes_rules_and_prints_the_rule_set_and_custom_share():
+    import json
+
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    from .redteam import CANDIDATES
+
+    args = ["eval", str(PARTIAL.task_path()), str(CANDIDATES / f"{PARTIAL.candidate}.py"), "--device", "cpu",
+            "--mode", "feedback", "--max-timing-s", "0.3", "--seed", "7"]
+    res = CliRunner().invoke(main, [*args, "--rules", "partial", "--json"])
+    assert res.exit_code == 0, res.output
+    v = json.loads(res.output[res.output.index("{"):])
+    assert v["rules"] == "partial" and v["status"] == "valid" and "custom_share" in v["evidence"]
+    res = CliRunner().invoke(main, [*args, "--rules", "lenient"])
+    assert res.exit_code == 2 and "--rules" in res.output
