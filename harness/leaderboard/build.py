@@ -19,6 +19,7 @@ from harness import stats as st
 from harness.leaderboard.collect import RunData
 from harness.leaderboard.model import (
     SCHEMA_VERSION,
+    TRACKS,
     Column,
     Entry,
     EntryOp,
@@ -27,7 +28,6 @@ from harness.leaderboard.model import (
     Pair,
     Provenance,
     RunRef,
-    TRACKS,
     Summary,
     Table,
 )

@@ -23,7 +23,13 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from harness.leaderboard import plots
-from harness.leaderboard.model import HOST_TIMER_LABEL, OFFLINE_LABEL, TRACKS, BestKernel, Leaderboard
+from harness.leaderboard.model import (
+    HOST_TIMER_LABEL,
+    OFFLINE_LABEL,
+    TRACKS,
+    BestKernel,
+    Leaderboard,
+)
 
 REPO_SITE = Path(__file__).resolve().parents[2] / "site"
 _FORMATTER = HtmlFormatter(cssclass="hl")
