@@ -1,5 +1,6 @@
 """The custom-code rule (#2, #3): the candidate computes with code it brings; torch may only
-allocate, view and copy. Two sources of evidence, both read by the judge:
+allocate, view and copy (``--rules strict``; ``--rules partial`` is sandbox/partial.py). Two
+sources of evidence, both read by the judge:
 
 * the profiled call (``custom_code``): the aten ops, kernel launches and streams of one call
   under ``torch.profiler``; on CUDA at least one launch must be the candidate's own and every
@@ -12,42 +13,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sandbox import rules
+from sandbox import partial, rules
+from sandbox.atenops import ALLOWED_ATEN, disallowed  # noqa: F401 (re-exported)
 from sandbox.errors import Reject
 from sandbox.verdict import Status
 
 if TYPE_CHECKING:
     from sandbox.judge import Judge
 
-ALLOWED_ATEN = {
-    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
-    "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill_", "zero_",
-    "view", "_unsafe_view", "reshape", "as_strided", "contiguous", "clone", "copy_", "t", "transpose",
-    "permute", "expand", "expand_as", "squeeze", "unsqueeze", "select", "slice", "narrow", "split",
-    "split_with_sizes", "chunk", "unbind", "cat", "stack", "detach", "detach_", "alias", "resize_",
-    "_to_copy", "to", "lift_fresh", "item", "_local_scalar_dense", "flatten", "unflatten", "view_as",
-    "reshape_as", "is_nonzero", "numel", "size", "stride", "set_", "record_stream",
-    "_reshape_alias", "lift", "lift_fresh_copy", "resolve_conj", "resolve_neg", "conj", "result_type",
-    "_has_compatible_shallow_copy_type", "dim", "is_contiguous", "data_ptr", "movedim", "moveaxis",
-}
-
-
-def disallowed(ops: Any) -> list[str]:
-    """The ``aten::`` ops in ``ops`` outside the allocation/view/copy allowlist, sorted."""
-    return sorted(k for k in ops if k.startswith("aten::") and k.split("::", 1)[1] not in ALLOWED_ATEN)
-
 
 def check_profiled_call(j: Judge, seed: int) -> None:
     rep, _ = j.cand_call(seed, op="profile", bound=j.call_bound(floor=10.0, scale=10.0))  # the profiler's own cost
     ops = {k: v for k, v in rep.get("ops", {}).items() if k.startswith("aten::")}
     kernels = rep.get("kernels", {})
-    j.v.profile = {"aten_ops": ops, "kernels": kernels}
+    cuda = j.cfg.device.startswith("cuda")
+    j.v.profile = {"aten_ops": ops, "kernels": kernels, "outer_compute": rep.get("outer_compute", {})}
     j.check_against(seed, "profiled", len(j.v.trials))
+    j.v.evidence.update(partial.custom_share(rep, cuda))
     if j.cfg.allow_torch_ops:
         return
-    _reject_torch_compute(ops, "(only allocation/view/copy ops are allowed; use --allow-torch-ops for research runs)",
-                          lambda bad: ops)
-    if j.cfg.device.startswith("cuda"):
+    if j.cfg.rules == rules.PARTIAL:
+        partial.check(j, seed, rep)
+    else:
+        _reject_torch_compute(ops, "(only allocation/view/copy ops are allowed under --rules strict; "
+                              "--rules partial lets torch run beside the candidate's kernels)", lambda bad: ops)
+    if cuda:
         launches = rep.get("launches", {})
         j.v.profile["launches"] = launches
         if not launches.get("custom"):
@@ -77,8 +67,11 @@ def check_op_counts(j: Judge, phase: str, rep: dict[str, Any]) -> None:
             total[k] = total.get(k, 0) + int(n)
     if j.cfg.allow_torch_ops:
         return
+    if j.cfg.rules == rules.PARTIAL:
+        partial.check_counts(j, phase, total)
+        return
     _reject_torch_compute(counts, f"during the {phase} calls (counted on every call; only allocation/view/copy ops "
-                          "are allowed; use --allow-torch-ops for research runs)",
+                          "are allowed under --rules strict)",
                           lambda bad: {k: counts[k] for k in bad})
 
 

@@ -46,6 +46,14 @@ class EvalConfig:
     unsafe_no_isolation: bool = False  # judge even where no jail can be made (recorded: isolation none)
     first_call_timeout_s: float = 90.0  # each warm-up call (first call per profile: JIT, autotune)
     gpu_hold_s: float = 120.0  # bound on holding the GPU after warm-up (CUDA; compile and first calls excluded)
+    rules: str = "strict"  # rule set: "strict" (no torch compute) | "partial" (sandbox/partial.py); recorded
+
+    def __post_init__(self) -> None:
+        from sandbox.rules import RULE_SETS
+
+        if self.rules not in RULE_SETS:
+            raise ValueError(f"EvalConfig.rules must be one of {', '.join(RULE_SETS)} (--rules), "
+                             f"not {self.rules!r}")
 
 
 def evaluate(task: Any, source: str, config: EvalConfig | None = None) -> Verdict:

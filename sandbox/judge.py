@@ -72,7 +72,7 @@ class Judge(Checks):
         self.final = config.mode is Mode.FINAL
         self.v = Verdict(status=Status.VALID, mode=config.mode, device=config.device, task=task.name,
                          candidate_sha256=hashlib.sha256(source.encode()).hexdigest(),
-                         allow_torch_ops=config.allow_torch_ops,
+                         allow_torch_ops=config.allow_torch_ops, rules=config.rules,
                          host_timers=not config.device.startswith("cuda"))
         if self.final:
             self.base_seed = secrets.randbits(48)

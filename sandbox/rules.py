@@ -17,6 +17,7 @@ TIMED_OUTPUT = "correctness.timed_output"  # T3: an output of a timed call is wr
 # Custom code
 TORCH_FALLBACK = "custom_code.torch_compute"  # torch computes the answer (#2, #3)
 NO_CUSTOM_KERNEL = "custom_code.no_custom_kernel"  # no kernel of the candidate's own ran (#2)
+NO_REPLACEMENT = "custom_code.no_replacement"  # --rules partial: torch ran every compute op of the reference
 
 # Timing integrity
 WALL_CLOCK = "timing.wall_clock"  # T4: parent's clock disagrees with reported times (#4, #5, #7)
@@ -34,5 +35,10 @@ RESOURCES = "sandbox.resources"  # memory, pids, CPU, file size limits (#20)
 TIMEOUT = "sandbox.timeout"  # wall timeout: the whole process group was killed (#20)
 INTERFERENCE = "sandbox.interference"  # the reference failed during the judgement, healthy alone (#25)
 HOOKS = "sandbox.hooks"  # a mode, trace or callback of the candidate's around a trusted step (#29-#31)
+
+# Rule sets (EvalConfig.rules, recorded in Verdict.rules; never mixed in one ranking)
+STRICT = "strict"  # the candidate's own code computes everything; torch allocates, views, copies
+PARTIAL = "partial"  # torch may compute beside the candidate's kernels; >= 1 reference op replaced
+RULE_SETS = (STRICT, PARTIAL)
 
 ALL = {v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str) and "." in v}

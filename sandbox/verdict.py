@@ -89,6 +89,7 @@ class Verdict:
     speed_of_light: dict[str, float] = field(default_factory=dict)  # pct_memory, pct_compute
     profile: dict[str, Any] = field(default_factory=dict)  # kernels launched, aten ops seen
     allow_torch_ops: bool = False
+    rules: str = "strict"  # the rule set that judged it (sandbox/rules.py RULE_SETS); older verdicts: strict
     host_timers: bool = False  # True on CPU: never leaderboard numbers
     environment: dict[str, Any] = field(default_factory=dict)
     logs: str = ""  # truncated compiler/runtime output

@@ -42,6 +42,7 @@ class BatchOptions:
     timeout: float = 600.0
     allow_torch_ops: bool = False
     max_timing_s: float | None = None
+    rules: str = "strict"  # rule set (sandbox/rules.py RULE_SETS): in every config, row key and the store run
     executor: str = "local"  # local | ray | serial
     jobs: int | None = None  # local: compile workers (None: CPUs - 1)
     ray_address: str | None = None
@@ -170,8 +171,9 @@ def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
                 allow_torch_ops=opts.allow_torch_ops,
                 max_timing_s=opts.max_timing_s,
                 candidate_name=pair.candidate.name,
+                rules=opts.rules,
             )
-        key = row_key(pair.id, cand_sha, ref_sha, p.mode, p.device, profile)
+        key = row_key(pair.id, cand_sha, ref_sha, p.mode, p.device, profile, opts.rules)
         p.row = base_row(
             pair.id,
             str(pair.reference or ""),
@@ -235,6 +237,7 @@ def run_batch(
             out.dir,
             label=opts.label,
             device=opts.device,
+            rules=opts.rules,
             config={**cfg, "out": str(opts.out)},
             n_kernels=len(preps),
         )

@@ -1,7 +1,8 @@
 """A batch's output folder: ``results.jsonl`` and ``results.csv`` (one row per kernel, written
 as each is judged) and ``verdicts/<id>.<key>.json`` (the full verdict).
 
-A row's ``key`` is a hash of (id, candidate sha256, reference sha256, mode, device, profile).
+A row's ``key`` is a hash of (id, candidate sha256, reference sha256, mode, device, profile, and
+the rule set when it is not strict).
 Opening a folder that holds rows keeps those whose key still matches a pair of the batch (the
 kernel is skipped) and those of ids no longer in the batch; it drops rows whose kernel changed
 since (they are judged again) and ``harness_error`` rows (nothing was judged). Both files are
@@ -36,8 +37,10 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def row_key(pid: str, cand_sha: str, ref_sha: str, mode: str, device: str, profile: str) -> str:
-    blob = json.dumps([pid, cand_sha, ref_sha, mode, device, profile], separators=(",", ":"))
+def row_key(pid: str, cand_sha: str, ref_sha: str, mode: str, device: str, profile: str,
+            rules: str = "strict") -> str:
+    parts = [pid, cand_sha, ref_sha, mode, device, profile] + ([] if rules == "strict" else [rules])
+    blob = json.dumps(parts, separators=(",", ":"))  # strict keys are those written before --rules
     return sha256_bytes(blob.encode())[:16]
 
 

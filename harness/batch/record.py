@@ -31,6 +31,7 @@ class StoreRecorder:
         label: str,
         device: str,
         config: dict[str, Any],
+        rules: str = "strict",
         n_kernels: int,
     ) -> None:
         from harness.store import Results, RunSpec, new_run_id
@@ -51,6 +52,7 @@ class StoreRecorder:
             variant=label,
             suite=label,
             config=config,
+            rules=rules,
             run_id=run_id,
         )
         self.run_id = self.repo.create_run(spec).run_id

@@ -41,7 +41,7 @@ def summary(v: Verdict) -> str:
     if v.message:
         lines.append(f"message:  {v.message}")
     lines.append(
-        f"task:     {v.task}   mode: {v.mode.value}   device: {v.device}"
+        f"task:     {v.task}   mode: {v.mode.value}   device: {v.device}   rules: {v.rules}"
         + ("   [host timers: CPU numbers are for tests only]" if v.host_timers else "")
     )
     failed = [t for t in v.trials if not t.passed]
@@ -56,6 +56,9 @@ def summary(v: Verdict) -> str:
         lines.append(f"trials:   {len(v.trials)} passed (max abs err {worst:.3g})")
     if v.tolerance:
         lines.append(tolerance_line(v.tolerance))
+    share = v.evidence.get("custom_share")
+    if share is not None:
+        lines.append(f"custom share: {100 * share:.1f}% ({v.evidence.get('custom_share_basis', '')})")
     for name, m in v.timings.items():
         lines.append(
             f"time {name:9s} median {m.median_us:10.2f} us  95% CI [{m.ci_low_us:.2f}, {m.ci_high_us:.2f}]"
@@ -100,6 +103,7 @@ def cli(
     profile: str | None,
     timeout: float,
     max_timing_s: float | None,
+    rules: str = "strict",
     unsafe_no_isolation: bool = False,
 ) -> None:
     """Judge CANDIDATE (a ModelNew source) against REFERENCE (a KernelBench-format task)."""
@@ -128,7 +132,7 @@ def cli(
         sys.exit(2)
     cfg = eval_config(task, device=device, mode=mode, sandbox=sandbox, seed=seed, profile=profile,
                       timeout=timeout, allow_torch_ops=allow_torch_ops, max_timing_s=max_timing_s,
-                      candidate_name=cpath.name)
+                      candidate_name=cpath.name, rules=rules)
     try:
         v = evaluate(task, cpath.read_text(), cfg)
     except CandidateError as e:

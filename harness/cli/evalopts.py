@@ -3,7 +3,7 @@ that turns them into an ``EvalConfig`` (so a batch judges exactly as one-at-a-ti
 
     @click.command()
     @eval_options()                     # --device --mode --sandbox --allow-torch-ops --seed ...
-    def cli(device, mode, sandbox, allow_torch_ops, seed, profile, timeout, max_timing_s): ...
+    def cli(device, mode, sandbox, allow_torch_ops, seed, profile, timeout, max_timing_s, rules): ...
 
     cfg = eval_config(task, device=..., mode=..., ..., candidate_name="k.py")
 """
@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 EVAL_OPTION_NAMES = (
-    "device", "mode", "sandbox", "allow_torch_ops", "seed", "profile", "timeout", "max_timing_s",
+    "device", "mode", "sandbox", "allow_torch_ops", "seed", "profile", "timeout", "max_timing_s", "rules",
 )  # fmt: skip
 
 
@@ -45,6 +45,7 @@ def eval_options(after_mode: Sequence[Callable[[Any], Any]] = ()) -> Callable[[A
                      help="Shape profile (default: 'small' on CPU when the task has it)."),
         click.option("--timeout", type=float, default=600.0, show_default=True, help="Wall limit in seconds."),
         click.option("--max-timing-s", type=float, default=None, help="Time cap per measured callable."),
+        rules_option(),
     ]  # fmt: skip
 
     def deco(f: Any) -> Any:
@@ -53,6 +54,16 @@ def eval_options(after_mode: Sequence[Callable[[Any], Any]] = ()) -> Callable[[A
         return f
 
     return deco
+
+
+def rules_option() -> Any:
+    """``--rules strict|partial``: the rule set that judges (recorded in every verdict)."""
+    from sandbox.rules import RULE_SETS, STRICT
+
+    return click.option("--rules", type=click.Choice(RULE_SETS), default=STRICT, show_default=True,
+                        help="Rule set: strict = the candidate's own code computes everything; partial = "
+                        "torch may run beside its kernels, but it must replace at least one compute op "
+                        "of the reference (KernelBench's default setting). Recorded in every verdict.")
 
 
 def resolve_profile(task: Any, device: str, profile: str | None) -> str:
@@ -74,6 +85,7 @@ def eval_config(
     allow_torch_ops: bool,
     max_timing_s: float | None,
     candidate_name: str,
+    rules: str = "strict",
 ) -> Any:
     """The ``EvalConfig`` ``harness eval`` uses for these options (profile default resolved)."""
     from sandbox.evaluate import EvalConfig
@@ -89,5 +101,6 @@ def eval_config(
         allow_torch_ops=allow_torch_ops,
         profile=resolve_profile(task, device, profile),
         candidate_name=candidate_name,
+        rules=rules,
         **kw,
     )

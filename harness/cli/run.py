@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from harness.cli.evalopts import rules_option
 from harness.llm.cli_options import llm_options
 from harness.methods.base import Budget
 
@@ -90,6 +91,7 @@ from harness.methods.base import Budget
     "evaluation endpoint and the LLM gateway (no network, no upstream key; docs/method-protocol.md).",
 )
 @click.option("--quiet", is_flag=True, help="No progress lines (the summary is still printed).")
+@rules_option()
 def cli(
     method: str,
     suite: str | None,
@@ -113,6 +115,7 @@ def cli(
     quiet: bool,
     llm_spec: str | None,
     llm_config: Any,
+    rules: str = "strict",
 ) -> None:
     """Run METHOD over ops of the suite: search in feedback mode, re-judge each op's best kernel
     in final mode, store everything in RESULTS/harness.sqlite, print a summary table.
@@ -126,6 +129,7 @@ def cli(
     from harness.methods.registry import UnknownMethod
     from harness.runner import RunConfig, run
     from harness.runner.tasks import TaskSelectionError
+    from harness.store import StoreError
 
     if suite and ops:
         raise click.UsageError("give either --suite or --ops, not both")
@@ -176,12 +180,13 @@ def cli(
         ray_address=ray_address,
         compile_workers=compile_workers,
         isolate=isolate,
+        rules=rules,
     )
     try:
         report = run(cfg)
     except (UnknownMethod, TaskSelectionError) as e:
         raise click.UsageError(str(e)) from e
-    except ValueError as e:
+    except (ValueError, StoreError) as e:  # e.g. a resumed run given another --rules
         raise click.ClickException(str(e)) from e
     click.echo(report.table())
     click.echo(
@@ -211,7 +216,7 @@ def _eval_overrides(items: tuple[str, ...]) -> dict[str, Any]:
 
     from sandbox.evaluate import EvalConfig
 
-    allowed = {f.name for f in dataclasses.fields(EvalConfig)} - {"mode", "device", "sandbox"}
+    allowed = {f.name for f in dataclasses.fields(EvalConfig)} - {"mode", "device", "sandbox", "rules"}
     out = _parse_options(items)
     bad = sorted(set(out) - allowed)
     if bad:

@@ -1,7 +1,8 @@
 """Aggregating collected runs into one typed ``Leaderboard`` (statistics from harness.stats).
 
-Runs group into entries by (method, variant, LLM, device, hardware); an entry's runs are its
-seeds. One run: CIs are bootstrap over ops; several: each metric is the mean over seeds
+Runs group into entries by (method, variant, LLM, device, hardware, rule set); an entry's runs
+are its seeds. Each rule set is a track with its own ranking table (strict: ``overview``,
+partial: ``overview_partial``); entries of different tracks are never ranked or compared together. One run: CIs are bootstrap over ops; several: each metric is the mean over seeds
 with a t-interval. Entries rank by the geometric-mean speedup over eager (fallback 1.0).
 """
 
@@ -18,6 +19,7 @@ from harness import stats as st
 from harness.leaderboard.collect import RunData
 from harness.leaderboard.model import (
     SCHEMA_VERSION,
+    TRACKS,
     Column,
     Entry,
     EntryOp,
@@ -79,17 +81,18 @@ def _slug(text: str) -> str:
 def _group(runs: list[RunData]) -> dict[tuple, list[RunData]]:
     groups: dict[tuple, list[RunData]] = defaultdict(list)
     for r in runs:
-        key = (r.run.method, r.run.variant, r.run.llm, r.run.device, r.hardware)
+        key = (r.run.method, r.run.variant, r.run.llm, r.run.device, r.hardware, r.run.rules)
         groups[key].append(r)
     return groups
 
 
 def _entry(key: tuple, runs: list[RunData], used_ids: set[str]) -> Entry:
-    method, variant, llm, device, hardware = key
+    method, variant, llm, device, hardware, rules = key
     runs = sorted(runs, key=lambda r: (r.run.seed, r.run.run_id))
     short_variant = variant if not variant or len(variant) <= 24 else variant[:23] + "…"
     label = method + (f" ({short_variant})" if variant else "") + f" · {short_llm(llm)}"
-    eid = _slug(f"{method}-{variant or ''}-{llm.split('@')[0]}-{device}")
+    label += " [partial rules]" if rules == "partial" else ""
+    eid = _slug(f"{method}-{variant or ''}-{llm.split('@')[0]}-{device}" + ("-partial" if rules == "partial" else ""))
     base, k = eid, 2
     while eid in used_ids:
         eid, k = f"{base}-{k}", k + 1
@@ -133,7 +136,7 @@ def _entry(key: tuple, runs: list[RunData], used_ids: set[str]) -> Entry:
                    r.run.git_commit, r.results_dir, r.hardware, r.run.environment)
             for r in runs
         ),
-        usage=usage, summaries=summaries, run_summaries=run_summaries, ops=tuple(ops),
+        usage=usage, summaries=summaries, run_summaries=run_summaries, ops=tuple(ops), rules=rules,
     )  # fmt: skip
 
 
@@ -182,10 +185,10 @@ def _provenance(runs: list[RunData], dirs: list[str]) -> Provenance:
 
 
 def _pairs(entries: list[Entry]) -> tuple[Pair, ...]:
-    """Pairs of entries measured on the same hardware and device (speedups from different
-    machines are not comparable), Holm-corrected over those pairs."""
+    """Pairs of entries measured on the same hardware and device under the same rule set
+    (speedups from different machines or tracks are not comparable), Holm-corrected over those."""
     data = {e.entry_id: {o.op: o.speedup_eager for o in e.ops} for e in entries}
-    where = {e.entry_id: (e.hardware, e.device) for e in entries}
+    where = {e.entry_id: (e.hardware, e.device, e.rules) for e in entries}
     same = st.pairwise(data, comparable=lambda a, b: where[a] == where[b])
     return tuple(Pair(**vars(p)) for p in same)
 
@@ -207,7 +210,9 @@ OVERVIEW_COLUMNS = (
 )  # fmt: skip
 
 
-def _overview(entries: list[Entry]) -> Table:
+def _overview(entries: list[Entry], rules: str = "strict") -> Table:
+    """The ranking of one track: only entries judged under ``rules``, ranked among themselves."""
+    entries = [e for e in entries if e.rules == rules]
     rows = []
     for i, e in enumerate(entries, 1):
         s, c = e.summaries["eager"], e.summaries["compile"]
@@ -221,7 +226,8 @@ def _overview(entries: list[Entry]) -> Table:
                 "correct_rate": asdict(s.correct_rate), "compiled_rate": asdict(s.compiled_rate),
             }
         )  # fmt: skip
-    return Table("overview", "Ranking", OVERVIEW_COLUMNS, tuple(rows),
+    table_id, title = TRACKS[rules]
+    return Table(table_id, title, OVERVIEW_COLUMNS, tuple(rows),
                  note="95% CIs: bootstrap over ops for one seed, t-interval over seeds otherwise.")  # fmt: skip
 
 
@@ -236,5 +242,5 @@ def build_leaderboard(runs: list[RunData], dirs: list[str]) -> Leaderboard:
         entries=tuple(entries),
         ops=_op_infos(runs),
         pairwise=_pairs(entries),
-        tables=(_overview(entries),),
+        tables=tuple(_overview(entries, rules) for rules in TRACKS),
     )

@@ -17,9 +17,14 @@ from typing import Any
 
 from harness.estimate import Estimate
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: entries carry their rule set (track); one ranking table per track
 OFFLINE_LABEL = "offline model (not an LLM result)"
 HOST_TIMER_LABEL = "CPU host timers: test only"
+PARTIAL_LABEL = "partial rules: torch beside its own kernels"
+# The rule sets' tracks (sandbox/rules.py RULE_SETS): each ranks only its own entries, never mixed.
+TRACKS = {"strict": ("overview", "Ranking, strict rules: the candidate's own code computes everything"),
+          "partial": ("overview_partial", "Ranking, partial rules: torch beside the candidate's kernels "
+                      "(at least one op of the reference replaced)")}
 
 
 class LeaderboardError(ValueError):
@@ -143,10 +148,11 @@ class Entry:
     summaries: dict[str, Summary]  # baseline -> summary
     run_summaries: dict[str, Summary]  # run_id -> summary vs eager (bootstrap over ops)
     ops: tuple[EntryOp, ...]
+    rules: str = "strict"  # the rule set of its runs: the track it ranks on
 
     @property
     def badges(self) -> list[str]:
-        out = []
+        out = [PARTIAL_LABEL] if self.rules == "partial" else []
         if self.offline:
             out.append(OFFLINE_LABEL)
         if self.host_timers:

@@ -23,15 +23,23 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from harness.leaderboard import plots
-from harness.leaderboard.model import HOST_TIMER_LABEL, OFFLINE_LABEL, BestKernel, Leaderboard
+from harness.leaderboard.model import (
+    HOST_TIMER_LABEL,
+    OFFLINE_LABEL,
+    TRACKS,
+    BestKernel,
+    Leaderboard,
+)
 
 REPO_SITE = Path(__file__).resolve().parents[2] / "site"
 _FORMATTER = HtmlFormatter(cssclass="hl")
 
 
 def _loader() -> jinja2.BaseLoader:
-    """The installed package's templates; the repository's site/ in a checkout whose editable
-    install predates the harness_site mapping."""
+    """The templates of this checkout's site/ when there is one (an editable install may map
+    harness_site to another checkout: a worktree sharing a venv), else the installed package's."""
+    if (REPO_SITE / "templates").is_dir():
+        return jinja2.FileSystemLoader(str(REPO_SITE / "templates"))
     try:
         import harness_site  # noqa: F401
 
@@ -41,6 +49,8 @@ def _loader() -> jinja2.BaseLoader:
 
 
 def _static_dir() -> Path:
+    if (REPO_SITE / "static").is_dir():
+        return REPO_SITE / "static"
     try:
         import harness_site  # noqa: F401
 
@@ -122,7 +132,8 @@ def render_site(lb: Leaderboard, out: str | Path) -> list[Path]:
         written.append(out / name)
 
     page(
-        "index.html", "index.html.j2", page="index", title="Overview", overview=lb.table("overview"),
+        "index.html", "index.html.j2", page="index", title="Overview",
+        tracks=[(rules, lb.table(tid)) for rules, (tid, _) in TRACKS.items()],
         plot_distribution=Markup(plots.speedup_distribution(entries)),
         plot_scatter=Markup(plots.validity_scatter(entries)),
     )  # fmt: skip
@@ -163,12 +174,13 @@ def render_site(lb: Leaderboard, out: str | Path) -> list[Path]:
     for op in lb.ops:
         rows = [(e, o) for e in entries for o in e.ops if o.op == op.op]
         rows.sort(key=lambda eo: -eo[1].speedup_eager)
-        valid = [(e, o) for e, o in rows if o.best is not None and o.best.final_status == "valid"]
+        strict = [(e, o) for e, o in rows if e.rules == "strict"]  # tracks are never mixed: the best is strict
+        valid = [(e, o) for e, o in strict if o.best is not None and o.best.final_status == "valid"]
         top = max(valid, key=lambda eo: eo[1].speedup_eager, default=None)
         top_sp = top[1].best.speedups.get("eager") if top else None
         op_rows.append(
             {
-                "op": op, "n_entries": len(rows), "n_valid": len(valid),
+                "op": op, "n_entries": len(strict), "n_valid": len(valid),
                 "best_entry": top[0] if top else None,
                 "best_value": top_sp.value if top_sp else None,
             }

@@ -1,7 +1,7 @@
 """Re-measuring a leaderboard: re-judge each recorded best kernel on this machine.
 
 Each valid best kernel is judged again with ``sandbox.evaluate.evaluate`` in final mode (a
-fresh secret seed, the extra shapes, the baselines). A number *holds* when the new speedup
+fresh secret seed, the extra shapes, the baselines), under the rule set its run recorded. A number *holds* when the new speedup
 over eager lies inside the recorded 95% CI; the report also says whether the two CIs
 overlap, and says when this machine's hardware differs from the recorded one (the numbers
 are compared anyway: a different GPU is a reason for a difference, not an excuse to skip).
@@ -32,6 +32,7 @@ class VerifyRow:
     holds: bool | None = None  # new value inside the recorded CI
     overlap: bool | None = None  # the two CIs overlap
     note: str = ""
+    rules: str = "strict"  # the rule set it was re-judged under: the entry's recorded one
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def verify(
             rec = k.speedups.get("eager")
             base = dict(entry_id=e.entry_id, op=o.op, recorded=rec.value if rec else None,
                         recorded_ci=(rec.ci_low, rec.ci_high) if rec else None,
-                        recorded_hardware=k.hardware)  # fmt: skip
+                        recorded_hardware=k.hardware, rules=e.rules)  # fmt: skip
             path = find_task_file(o.op)
             if path is None:
                 rows.append(
@@ -156,6 +157,7 @@ def verify(
                 mode=Mode.FINAL, device=dev, sandbox=sandbox,
                 profile="small" if cpu else "default",
                 baselines=("eager",) if cpu else ("eager", "compile"),
+                rules=e.rules,  # the rule set the run recorded (its track): never another
             )  # fmt: skip
             progress(f"verify: {e.entry_id} {o.op} on {dev} ...")
             try:

@@ -59,6 +59,7 @@ class OpSettings:
     eval_overrides: dict[str, Any] = field(default_factory=dict)
     environment: dict[str, Any] = field(default_factory=dict)
     prices: dict[str, Any] = field(default_factory=dict)  # LLM prices per model, for cost
+    rules: str = "strict"  # the run's rule set: every candidate of the run is judged under it
 
     def eval_config(self, mode: Mode) -> EvalConfig:
         cpu = not self.device.startswith("cuda")
@@ -74,6 +75,7 @@ class OpSettings:
             kw["seed"] = self.seed  # public inputs: fixed by the run seed
         kw.update(self.eval_overrides)
         kw["mode"] = mode
+        kw["rules"] = self.rules
         return EvalConfig(**kw)
 
 

@@ -45,6 +45,8 @@ class RunConfig:
     # issue 7: run the method itself as an isolated program that reaches the harness only through
     # the evaluation endpoint and the LLM gateway (docs/method-protocol.md); None = in-process
     isolate: str | None = None  # None | "process" | "docker"
+    # issue 15: the rule set judging every candidate of the run (stored with it; its leaderboard track)
+    rules: str = "strict"  # "strict" | "partial" (sandbox/rules.py RULE_SETS)
 
 
 @dataclass
@@ -108,6 +110,7 @@ def run(
         },
         environment=env,
         run_id=run_id,
+        rules=cfg.rules,
     )
     info = results.create_run(spec)
     if model is None:
@@ -124,6 +127,7 @@ def run(
         seed=cfg.seed,
         sandbox=cfg.sandbox,
         eval_overrides=cfg.eval_overrides,
+        rules=info.rules,
         environment=env,
         prices=dict(getattr(cfg.llm_config, "prices", None) or {}),
     )

@@ -41,6 +41,7 @@ class RunSpec:
     git_commit: str | None = None  # None: read from the harness checkout when possible
     environment: dict[str, Any] | None = None  # None: probed (see fingerprint.py)
     run_id: str | None = None  # None: generated
+    rules: str = "strict"  # rule set judging every candidate of the run (EvalConfig.rules); its track
 
     def __post_init__(self) -> None:
         if not self.method:
@@ -49,6 +50,10 @@ class RunSpec:
             raise ValueError(
                 "RunSpec.llm must be an LLM spec such as 'offline' or 'openai:gpt-4.1'"
             )
+        from sandbox.rules import RULE_SETS
+
+        if self.rules not in RULE_SETS:
+            raise ValueError(f"RunSpec.rules must be one of {', '.join(RULE_SETS)}, not {self.rules!r}")
 
     @property
     def offline(self) -> bool:
@@ -75,6 +80,7 @@ class RunInfo:
     created_at: str
     finished_at: str | None
     error: str | None = None
+    rules: str = "strict"  # schema v4; a store not migrated yet (read-only) has strict runs only
 
     @classmethod
     def from_row(cls, r: sqlite3.Row) -> RunInfo:
@@ -95,6 +101,7 @@ class RunInfo:
             created_at=r["created_at"],
             finished_at=r["finished_at"],
             error=r["error"],
+            rules=r["rules"] if "rules" in r.keys() else "strict",
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -86,6 +86,12 @@ class Results(VerdictStore):
                     f"llm={existing.llm!r} seed={existing.seed}; resume it with the same settings "
                     "or pick another --run-id"
                 )
+            if existing.rules != spec.rules:
+                raise StoreError(
+                    f"{self.path}: run {run_id!r} was judged under --rules {existing.rules}; "
+                    f"resuming it with --rules {spec.rules} would mix two rule sets in one run: "
+                    f"resume with --rules {existing.rules} or pick another --run-id"
+                )
             if existing.status != "running":
                 with self.store.tx() as c:
                     c.execute(
@@ -102,8 +108,8 @@ class Results(VerdictStore):
         with self.store.tx() as c:
             c.execute(
                 "INSERT INTO runs (run_id, method, variant, llm, llm_offline, budget_json, seed, "
-                "device, suite, config_json, git_commit, environment_json, status, created_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?, 'running', ?)",
+                "device, suite, config_json, git_commit, environment_json, status, created_at, rules) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?, 'running', ?, ?)",
                 (
                     run_id,
                     spec.method,
@@ -118,6 +124,7 @@ class Results(VerdictStore):
                     commit,
                     _j(env),
                     utcnow(),
+                    spec.rules,
                 ),
             )
         return self.get_run(run_id)  # type: ignore[return-value]

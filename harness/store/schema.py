@@ -111,6 +111,14 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE run_ops ADD COLUMN meta_json TEXT;
     """,
+    # 3 -> 4: the rule set (sandbox/rules.py RULE_SETS: strict | partial) of a run, which judges
+    # every candidate of it, and of each verdict. Rows written before version 4 were all judged
+    # under strict (the only rule set then).
+    """
+    ALTER TABLE runs ADD COLUMN rules TEXT NOT NULL DEFAULT 'strict';
+    ALTER TABLE verdicts ADD COLUMN rules TEXT NOT NULL DEFAULT 'strict';
+    CREATE INDEX verdicts_by_rules ON verdicts(rules, op, mode);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -32,6 +32,8 @@ def config_key(config: Any) -> str:
     else:
         raise TypeError(f"config_key: expected an EvalConfig or dict, got {type(config).__name__}")
     d = {k: (v.value if hasattr(v, "value") else v) for k, v in d.items() if k not in _KEY_IGNORES}
+    if d.get("rules", "strict") == "strict":  # keys of strict configs stay those written before --rules
+        d.pop("rules", None)
     canon = json.dumps(d, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
@@ -88,7 +90,7 @@ class VerdictStore:
             cur = c.execute(
                 "INSERT INTO verdicts (candidate_id, run_id, op, mode, status, rule, runtime_us, "
                 "speedup_eager, speedup_compile, verdict_json, created_at, task_sha256, source_sha256, "
-                "config_key, device, host_timers) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "config_key, device, host_timers, rules) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     candidate_id,
                     run_id,
@@ -106,6 +108,7 @@ class VerdictStore:
                     config_key,
                     verdict.device,
                     int(verdict.host_timers),
+                    verdict.rules,
                 ),
             )
             return int(cur.lastrowid)
