@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox import rules
 from sandbox.atenops import is_compute
-from sandbox.checks import ReferenceFailed, Reject
+from sandbox.errors import ReferenceFailed, Reject
 from sandbox.verdict import Status
 
 if TYPE_CHECKING:
