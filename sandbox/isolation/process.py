@@ -120,7 +120,10 @@ def probe() -> Probe:
             return Probe(mode, layers)
         errors.append(f"{mode}: {err}")
     why = "; ".join(errors)
-    if os.geteuid() != 0:
+    if "errno 28" in why:  # ENOSPC from unshare: the user-namespace count limit is 0 (or spent)
+        why += (" -- user namespaces are disabled here (sysctl user.max_user_namespaces is 0 or used up): "
+                "raise it (sysctl -w user.max_user_namespaces=15000), or use --sandbox docker")
+    elif os.geteuid() != 0:
         why += (" -- unprivileged user namespaces seem off: enable them (sysctl "
                 "kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04+ "
                 "kernel.apparmor_restrict_unprivileged_userns=0), run as root, or use --sandbox docker")
