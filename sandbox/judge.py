@@ -248,7 +248,9 @@ class Judge(Checks):
         self.import_candidate()  # compiles: no device lock held yet
         self._take_device()
         extras = self.extra_profiles(profile) if self.final else []
+        t = time.monotonic()
         self.warm(profile, extras)
+        self.v.durations_s["warm"] = round(time.monotonic() - t, 3)  # first calls: outside the GPU-held bound
         self.setup(profile)
         t = time.monotonic()
         self.correctness(profile, cfg.correctness_trials, self.base_seed)

@@ -191,6 +191,8 @@ GPU_CASES: list[Case] = [
          note="30 us of unjoined side-stream spin per call, profiled call spared: above the 20 us floor"),
     Case("gpu_probe_34b_tail_below_floor", "relu", (VALID,), mode=Mode.FINAL,
          note="8 us hidden, under half the floor: the cross-check promises nothing there and must not fire"),
+    Case("gpu_cheat_35_autotune_every_call", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="35", mode=Mode.FINAL,
+         note="every call re-tunes 24 Triton configs (~3 s of GPU): the per-call deadline ends it"),
     Case("honest_cuda_relu", "relu", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_sum", "sum_dim", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_matmul", "matmul", (VALID,), mode=Mode.FINAL),

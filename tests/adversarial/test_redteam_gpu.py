@@ -57,6 +57,8 @@ def test_gpu_cheat_is_caught_with_its_rule(case: Case):
     assert not v.speedups
     if Status.TIMEOUT in case.statuses:  # ended by a per-call deadline, not the whole wall limit
         assert v.durations_s["total"] < 150, v.durations_s
+        held = v.durations_s.get("exclusive", 0.0) - v.durations_s.get("warm", 0.0)
+        assert held <= config(case).gpu_hold_s + 15, v.durations_s  # the GPU-held bound, first calls excluded
 
 
 @pytest.mark.parametrize("case", params([c for c in GPU_CASES if c.statuses == (Status.VALID,)]))
