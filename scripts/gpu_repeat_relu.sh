@@ -3,7 +3,7 @@
 # status, rule, candidate median and CI, the wall-clock check's gaps (sandbox/wallclock.py). Then the failing GPU red-team cases.
 set -u
 OUT=${OUT:-gpu-repeat-relu-out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
-timeout 120 python3 scripts/gpu_warm.py honest_cuda_relu honest_triton_relu honest_triton_softmax > "$OUT/warm.log" 2>&1
+timeout 120 python3 scripts/gpu_warm.py ${WARM:-honest_cuda_relu honest_triton_relu honest_triton_softmax} > "$OUT/warm.log" 2>&1
 for i in $(seq 1 "${REPEATS:-8}"); do
   timeout 90 python3 -m harness eval tests/adversarial/tasks/relu.py tests/adversarial/candidates/honest_cuda_relu.py \
     --device cuda --mode final --max-timing-s 3 --json > "$OUT/relu$i.json" 2> "$OUT/relu$i.err"
