@@ -212,7 +212,7 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     import socket
     import struct
 
-    from sandbox import callpath, channel, hooks, outfile, profsummary
+    from sandbox import arena, callpath, channel, hooks, outfile, profsummary
 
     d["socket.socket.sendall"] = socket.socket.sendall
     d["socket.socket.recv_into"] = socket.socket.recv_into
@@ -222,7 +222,11 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
         for k, v in vars(cls).items():
             if callable(v) and not k.startswith("__"):
                 d[f"sandbox.hooks.{cls.__name__}.{k}"] = v
-    for mod in (callpath, channel, hooks, outfile, profsummary, sys.modules[__name__]):
+    for cls in (arena.Mapping,):
+        for k, v in vars(cls).items():
+            if callable(v) and not k.startswith("__"):
+                d[f"sandbox.arena.{cls.__name__}.{k}"] = v
+    for mod in (arena, callpath, channel, hooks, outfile, profsummary, sys.modules[__name__]):
         for k, v in vars(mod).items():
             if callable(v) and not k.startswith("__"):
                 d[f"{mod.__name__}.{k}"] = v

@@ -99,8 +99,9 @@ def time_candidate(j: Judge) -> None:
         s = seed
         t0 = time.monotonic()
         w = workers[name]
-        prep, _ = w.request("prepare", seed=s, target=name,
-                            **({"bound": j.call_bound()} if name == "candidate" else {}))
+        # the candidate's inputs are made by the reference worker (sandbox/arena.py), before its prepare
+        prep, _ = w.request("prepare", target=name,
+                            **({**j.stage(s), "bound": j.call_bound()} if name == "candidate" else {"seed": s}))
         if not prep.get("ok") and name == "candidate":
             raise Reject(failure_status(prep, "the candidate ran out of its memory limit"), None,
                          f"the candidate's call (seed {s}) failed", log=prep.get("error", ""))
@@ -109,7 +110,7 @@ def time_candidate(j: Judge) -> None:
         if name == "candidate":
             rep, rtt = j.cand_call(s, op="go", lead_us=lead)
         else:
-            rep, rtt = w.request("go", seed=s, target=name, lead_us=lead)
+            rep, rtt = w.request("go", target=name, lead_us=lead)
             if not rep.get("ok"):
                 raise ReferenceFailed(f"{j.task.path}: the {name} baseline failed: {rep.get('error', '')[:2000]}")
         spent[name] += time.monotonic() - t0
