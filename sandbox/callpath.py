@@ -93,8 +93,11 @@ class CallPath:
             if self.role == "reference":
                 made = self._inputs(int(req["seed"]))
                 entries = self._stage_inputs(t, made, self.arena.u8.get("ref_in"), "ref_in")
-                if req.get("stage"):
-                    rep["inputs"] = self.stage({"seed": req["seed"]}, made)["inputs"]
+                if req.get("stage"):  # the same inputs for the candidate's next call
+                    staged = self.stage({"seed": req["seed"]}, made)
+                    if not staged["ok"]:
+                        return staged  # kind "arena": the parent grows cand_in and asks again
+                    rep["inputs"] = staged["inputs"]
                 del made
                 views = self._input_views(t, entries, self.arena.region("ref_in"))
             else:
