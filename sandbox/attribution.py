@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from sandbox import rules
+from sandbox.arena import Arena
 from sandbox.devicelock import device_lock
 from sandbox.isolation import Limits, get_launcher
 from sandbox.session import WorkerDied, WorkerSession
@@ -30,11 +31,13 @@ def reference_alone(j: Any) -> str | None:
     limits = Limits(rss_bytes=None, wall_seconds=ALONE_TIMEOUT_S)
     lock = device_lock(cfg.device)
     w = None
+    arena = Arena()  # the reference's own call inputs travel through it, as in a judgement
     with lock:
         try:
             w = WorkerSession("reference", get_launcher(cfg.sandbox, unsafe=cfg.unsafe_no_isolation), cfg.device,
                               None, deadline, limits)
             w.connect()
+            w.attach_arena(arena, ("ref_in",))
             if cfg.device.startswith("cuda"):
                 rep, _ = w.request("warm_device")
                 if not rep.get("ok"):
@@ -55,6 +58,7 @@ def reference_alone(j: Any) -> str | None:
         finally:
             if w is not None:
                 w.close()
+            arena.close()
 
 
 def attribute(j: Any, failure: str) -> None:

@@ -1,7 +1,8 @@
-"""One call's path in the judging worker (sandbox/worker.py): fresh inputs from a seed into a
-stash, blank tensors for the call, poison (``prepare``); the timing lead, the inputs written
-in, the L2 flush, the clock, forward, the device sync and the output copy (``go``); the
-inputs-unchanged check (``finish``). Both roles run it, so their per-call overheads compare.
+"""One call's path in the judging worker (sandbox/worker.py): the call's inputs in the arena
+(made from a seed by the reference worker only, sandbox/arena.py), blank tensors for the call,
+poison (``prepare``); the timing lead, the inputs copied in from the arena, the L2 flush, the
+clock, forward, the device sync and the output copy (``go``); the inputs-unchanged check
+(``finish``). Both roles run it, so their per-call overheads compare.
 
 The aliases below are captured when the worker starts, before any candidate code is imported;
 this module's functions and CallPath's methods are in the monitors' identity snapshot
@@ -14,6 +15,8 @@ import os
 import time
 import traceback
 from typing import Any
+
+from sandbox.arena import ArenaTooSmall
 
 _perf_ns = time.perf_counter_ns  # aliases captured before any candidate code is imported
 _ptime_ns, _ttime_ns = time.process_time_ns, time.thread_time_ns
@@ -54,17 +57,6 @@ class CallPath:
         if self.flush_buf is not None:
             self.flush_buf.zero_()
 
-    def _blank(self, x: Any) -> Any:
-        """An unfilled tensor with ``x``'s sizes, strides, dtype and device (``go`` copies ``x``
-        into it). An input whose elements overlap in memory (an expanded view) is passed as is."""
-        t = self.torch
-        if any(st == 0 and sz > 1 for sz, st in zip(x.size(), x.stride(), strict=True)):
-            return x
-        try:
-            return t.empty_strided(x.size(), x.stride(), dtype=x.dtype, device=x.device)
-        except (RuntimeError, TypeError):  # sparse, quantized, nested: no blank form
-            return x
-
     def _lead(self, us: float) -> None:
         """Keep the GPU busy for ``us`` before the start event (sandbox/timing.py: the lead), so
         the host's start-record and launches are queued before the GPU reaches them."""
@@ -79,8 +71,11 @@ class CallPath:
         return None
 
     def prepare(self, req: dict[str, Any]) -> dict[str, Any]:
-        """First half of a call (untimed by the parent): fresh inputs into a stash, blank
-        tensors of the same sizes and strides for the call (``go`` fills them), poison."""
+        """First half of a call (untimed by the parent): the call's inputs in the arena
+        (sandbox/arena.py), blank tensors of the same sizes and strides for the call (``go``
+        fills them from the arena), poison. The reference worker makes the inputs from the seed
+        and writes them there itself (and, with ``stage``, the candidate's too); the candidate
+        worker gets their header from the parent and never makes inputs."""
         t = self.torch
         w0 = _perf_ns()
         bad = self._guard("input generation")
@@ -93,15 +88,48 @@ class CallPath:
         self._bg_ns = (p_now - self._mark[0]) - (t_now - self._mark[1]) if self._mark else 0
         self._target = req["target"]
         self.last_out = None  # the previous snapshot's memory goes back to the allocator before the poison
-        stash = self._inputs(int(req["seed"]))
-        given = [self._blank(x) if isinstance(x, t.Tensor) else x for x in stash]
-        self._fill = [i for i, (g, x) in enumerate(zip(given, stash, strict=True)) if g is not x]
-        # an input passed as is keeps a copy for the inputs-unchanged check
-        stash = [self._clone(x) if isinstance(x, t.Tensor) and i not in self._fill else x
-                 for i, x in enumerate(stash)]
+        rep: dict[str, Any] = {"ok": True}
+        try:
+            if self.role == "reference":
+                made = self._inputs(int(req["seed"]))
+                entries = self._stage_inputs(t, made, self.arena.u8.get("ref_in"), "ref_in")
+                if req.get("stage"):  # the same inputs for the candidate's next call
+                    staged = self.stage({"seed": req["seed"]}, made)
+                    if not staged["ok"]:
+                        return staged  # kind "arena": the parent grows cand_in and asks again
+                    rep["inputs"] = staged["inputs"]
+                del made
+                views = self._input_views(t, entries, self.arena.region("ref_in"))
+            else:
+                entries = req["inputs"]
+                views = self._input_views(t, entries, self.arena.region("cand_in"))
+        except ArenaTooSmall as e:
+            return {"ok": False, "kind": "arena", "region": e.region, "need": e.need, "error": str(e)}
+        given, self._fill = [], []
+        for e, v in zip(entries, views, strict=True):
+            if "value" in e:
+                given.append(v)
+                continue
+            call, dst = self._blank(t, e, self.device)
+            given.append(call)
+            self._fill.append((dst, v))
         self._poison()
-        self._pending = (given, stash)
-        return {"ok": True, "prep_ns": _perf_ns() - w0}
+        self._pending = (given, views, entries)
+        rep["prep_ns"] = _perf_ns() - w0
+        return rep
+
+    def stage(self, req: dict[str, Any], made: list[Any] | None = None) -> dict[str, Any]:
+        """Reference only: the inputs of the candidate's next call, written into its region;
+        kept here (private) to check later that the region still holds them."""
+        t = self.torch
+        if made is None:
+            made = self._inputs(int(req["seed"]))
+        try:
+            entries = self._stage_inputs(t, made, self.arena.u8.get("cand_in"), "cand_in")
+        except ArenaTooSmall as e:
+            return {"ok": False, "kind": "arena", "region": e.region, "need": e.need, "error": str(e)}
+        self.staged = (entries, made)
+        return {"ok": True, "inputs": entries}
 
     def go(self, req: dict[str, Any], profiler: Any = None) -> dict[str, Any]:
         """Second half (the parent times this round trip): flush, clock, forward, sync."""
@@ -112,7 +140,7 @@ class CallPath:
         bad = self._guard("input copy", native=False)  # inside the timed round trip: Python-level only
         if bad:
             return bad
-        inputs, stash = self._pending
+        inputs = self._pending[0]
         model = self.models[self._target]
         pre = None  # from before the lead to the start event: GPU time the parent's clock also sees
         if self.cuda and profiler is None:  # a spin in a profiled window would read as a kernel
@@ -125,8 +153,8 @@ class CallPath:
                 # the call's inputs are written now, on the timing stream behind the lead: work a
                 # candidate queues where it does not follow that stream (a side stream, to overlap
                 # the lead) reads the previous call's data and fails the timed-output checks
-                for i in self._fill:
-                    inputs[i].copy_(stash[i])
+                for dst, src in self._fill:  # from the arena: pinned host memory on a GPU
+                    dst.copy_(src, non_blocking=self.cuda)
                 self._flush()
                 if self.cuda:
                     if profiler is not None:
@@ -189,24 +217,33 @@ class CallPath:
                 "w_ns": _perf_ns() - w0, "bg_cpu_ns": self._bg_ns}
 
     def finish(self) -> None:
-        """Inputs-unchanged check of the last call (runs before any later request is served)."""
+        """Inputs-unchanged check of the last call (runs before any later request is served):
+        the call's tensors against the arena's bytes (the candidate's worker; that the arena
+        itself is untouched is checked by the reference worker, sandbox/refcheck.py)."""
         if self._pending is None:
             return
-        inputs, copies = self._pending  # the call's tensors and the untouched stash
+        inputs, views, entries = self._pending
         self._pending = None
-        t = self.torch
         if self.last_unchanged is None:
-            self.last_unchanged = all(
-                (not isinstance(a, t.Tensor)) or (a.shape == b.shape and self._equal_nan(a, b))
-                for a, b in zip(inputs, copies, strict=True)
-            )
+            ok = True
+            for a, v, e in zip(inputs, views, entries, strict=True):
+                if "value" in e:
+                    continue
+                b = (v.expand(e["shape"]) if "base" in e else v).to(self.device)
+                if not (a.shape == b.shape and self._equal_nan(a, b)):
+                    ok = False
+                    break
+            self.last_unchanged = ok
 
     def call(self, req: dict[str, Any], profiler: Any = None) -> dict[str, Any]:
         """prepare + go in one request (correctness and profiled calls)."""
         rep = self.prepare(req)
         if not rep.get("ok"):
             return rep
+        staged = rep.get("inputs")
         rep = self.go(req, profiler)
+        if staged is not None:
+            rep["inputs"] = staged
         if rep.get("ok") and self.role == "reference":  # sizes to poison before the candidate's calls
             rep["out_bytes"] = [o.numel() * o.element_size() for o in self.last_out if isinstance(o, self.torch.Tensor)]
         return rep

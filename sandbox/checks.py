@@ -1,13 +1,11 @@
 """The parent's checks of one judgement (sandbox/judge.py): calls into both workers, the
-candidate's output handed to the reference worker for comparison (sandbox/refcheck.py), and
-the monitors' report. Each failure raises ``Reject``, which stops the cascade with a verdict."""
+candidate's inputs staged by the reference worker, its output handed to the reference worker
+through the arena for comparison (sandbox/arena.py, sandbox/refcheck.py), and the monitors'
+report. Each failure raises ``Reject``, which stops the cascade with a verdict."""
 
 from __future__ import annotations
 
 import math
-import os
-import shutil
-import stat
 import time
 from typing import Any
 
@@ -30,25 +28,6 @@ def failure_status(rep: dict[str, Any], oom_message: str) -> Status:
     if status is Status.RUNTIME_ERROR and _is_oom(rep.get("error", "")):
         raise Reject(Status.REJECTED, rules.RESOURCES, oom_message, log=rep.get("error", ""))
     return status
-
-
-def _hand_over(src: str, dst_dir: str, n: int) -> str:
-    """Move a candidate's output file into the reference worker's scratch. ``src`` is a path
-    the parent made itself (never one the worker reported: red-team I2, the parent moving a host
-    file the candidate named); it must be a regular file, not a link (a rename moves a link,
-    never its target; the copy fallback reads through O_NOFOLLOW)."""
-    st = os.lstat(src)
-    if not stat.S_ISREG(st.st_mode):
-        raise OSError(f"{src} is not a regular file")
-    dst = os.path.join(dst_dir, f"cand-out{n}.pt")
-    try:
-        os.replace(src, dst)
-    except OSError:
-        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as fin, open(dst, "wb") as fout:
-            shutil.copyfileobj(fin, fout, 16 << 20)
-        os.unlink(src)
-    return dst
 
 
 CALL_FLOOR_S = 2.0  # every candidate request has a deadline: max(floor, CALL_MULT x the reference's call)
@@ -74,17 +53,37 @@ class Checks:
                    "(compile and first calls excluded)")
         return deadline, why
 
-    def ref_call(self, seed: int) -> None:
-        """The reference's output for ``seed``, left in the reference worker for ``check``."""
-        rep, rtt = self.ref.request("call", seed=seed, target="eager")
+    def ref_call(self, seed: int, stage: bool = False) -> None:
+        """The reference's output for ``seed``, left in the reference worker for ``check``.
+        ``stage``: the same inputs also go into the candidate's input region (its next call)."""
+        rep, rtt = self.ref.request("call", seed=seed, target="eager", stage=stage)
         if not rep.get("ok"):
             raise ReferenceFailed(f"{self.task.path}: the reference failed on seed {seed}: {rep.get('error')}")
         self.ref_bytes = [int(b) for b in rep.get("out_bytes", [])]
         self.ref_call_s = max(self.ref_call_s, rtt / 1e9)
+        if stage:
+            self.staged = (seed, rep["inputs"])
+        # the output region bounds the candidate's output: 2x the reference's, plus slack
+        self.arena.ensure("out", 2 * sum(self.ref_bytes) + 2**20)
+
+    def stage(self, seed: int) -> dict[str, Any]:
+        """The inputs of the candidate's next call (``seed``), made by the reference worker and
+        written into the candidate's input region; returns the request fields that name them
+        (their header, relayed by the parent: the candidate never reads a header from shared
+        memory, and never gets the seed)."""
+        if self.staged is None or self.staged[0] != seed:
+            rep, _ = self.ref.request("stage", seed=seed)
+            if not rep.get("ok"):
+                raise ReferenceFailed(f"{self.task.path}: making inputs for seed {seed} failed: "
+                                      f"{str(rep.get('error', ''))[:2000]}")
+            self.staged = (seed, rep["inputs"])
+        return {"inputs": self.staged[1]}
 
     def cand_call(self, seed: int, op: str = "call", bound: tuple[float, str] | None = None,
                   target: str = "candidate", **extra: Any) -> tuple[dict[str, Any], int]:
-        rep, rtt = self.cand.request(op, seed=seed, target=target, bound=bound or self.call_bound(), **extra)
+        if op != "go":
+            extra.update(self.stage(seed))
+        rep, rtt = self.cand.request(op, target=target, bound=bound or self.call_bound(), **extra)
         if not rep.get("ok"):
             status = failure_status(rep, "the candidate ran out of its memory limit")
             raise Reject(status, None, f"the candidate raised on a call (seed {seed})",
@@ -101,21 +100,15 @@ class Checks:
         self.n_fetch += 1
         if not f.get("ok"):
             raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f.get("error", "output cannot be fetched"))
-        src = os.path.join(self.cand.scratch, f"out{self.n_fetch}.kho")  # the parent's own name for it
-        limit = 2 * sum(self.ref_bytes) + 2**20  # plain tensors of the reference's sizes, plus framing
-        try:
-            size = os.lstat(src).st_size
-            if size > limit:
-                os.unlink(src)
-                raise Reject(Status.REJECTED, rules.OUTPUT_TYPE,
-                             f"{what}: the output is {size} bytes; the reference's outputs are "
-                             f"{sum(self.ref_bytes)} bytes in all")
-            self.n_checks += 1
-            path = _hand_over(src, self.ref.scratch, self.n_checks)
-        except OSError as e:
-            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f"{what}: the output file is not where the worker "
-                         f"writes it, or not a regular file: {e}") from e
-        rep, _ = self.ref.request("check", path=path, devices=f.get("devices", []), atol=self.atol, rtol=self.rtol,
+        limit = 2 * sum(self.ref_bytes) + 2**20  # plain tensors of the reference's sizes, plus slack
+        size = f.get("too_big", f.get("nbytes"))
+        if not isinstance(size, int) or size > limit or f.get("too_big") is not None:
+            raise Reject(Status.REJECTED, rules.OUTPUT_TYPE,
+                         f"{what}: the output is {size} bytes; the reference's outputs are "
+                         f"{sum(self.ref_bytes)} bytes in all")
+        self.n_checks += 1
+        rep, _ = self.ref.request("check", entries=f.get("entries"), devices=f.get("devices", []), atol=self.atol,
+                                  rtol=self.rtol,
                                   against=against, keep=keep, trivial=against == "last")
         if not rep.get("ok"):
             raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f"{what}: the output could not be checked: "
@@ -127,6 +120,9 @@ class Checks:
                          f"{what}: {rep.get('message')}")
         if not f.get("inputs_unchanged"):
             raise Reject(Status.INCORRECT, rules.INPUTS_MODIFIED, f"{what}: the candidate modified its inputs")
+        if rep.get("inputs_intact") is False:
+            raise Reject(Status.INCORRECT, rules.INPUTS_MODIFIED,
+                         f"{what}: the candidate's input region no longer holds the inputs the reference staged")
         return rep
 
     def check_against(self, seed: int, label: str, index: int, rule_fail: str | None = None,

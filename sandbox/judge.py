@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from sandbox import buildcache, opcount, rules, scan
+from sandbox.arena import CANDIDATE_REGIONS, REGIONS, Arena
 from sandbox.attribution import attribute
 from sandbox.candidate import Entry, entry_point
 from sandbox.checks import Checks, ReferenceFailed, Reject, failure_status
@@ -88,7 +89,9 @@ class Judge(Checks):
         self.deadline = self.t0 + config.timeout_s
         self.ref_bytes: list[int] = []  # sizes of the reference's last outputs (poison, output size bound)
         self.n_checks = 0
-        self.n_fetch = 0  # the candidate worker names its n-th output file out<n>.kho; the parent counts too
+        self.n_fetch = 0
+        self.arena: Arena | None = None  # the judgement's shared memory (sandbox/arena.py), made by start()
+        self.staged: tuple[int, list[Any]] | None = None  # (seed, header) of the candidate's staged inputs
         self.opcount_path: str | None = None  # path of sandbox/opcount.py's built module (judge())
         self.entry = Entry("ModelNew")  # the class judged (run() resolves it, sandbox/candidate.py)
         self.ref_call_s = 0.0  # the reference's slowest call so far (parent clock): per-call bounds
@@ -116,13 +119,17 @@ class Judge(Checks):
         # RLIMIT_AS (CPU only; CUDA reserves huge virtual ranges) is a backstop above the RSS
         # watchdog: torch alone maps ~1-2 GiB of address space
         limits = Limits(address_space_bytes=(min(16 * 2**30, max(rss + 4 * 2**30, int(0.5 * ram))) if cpu else None),
-                        rss_bytes=rss, wall_seconds=self.cfg.timeout_s, tmp_bytes=rss)
+                        rss_bytes=rss, wall_seconds=self.cfg.timeout_s, tmp_bytes=rss,
+                        **({"file_size_bytes": self.cfg.file_size_limit_bytes} if self.cfg.file_size_limit_bytes else {}))
         hide = list(self.cfg.hidden_paths)
         self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits)
         self.cand = WorkerSession("candidate", launcher, self.cfg.device, own, self.deadline, limits, hide=hide,
                                   shared=[shared, trusted], uid=outer_uid(own))
         self.ref.connect()
         self.cand.connect()
+        self.arena = Arena()  # made here, outside the jails; the candidate never gets ref_in
+        self.ref.attach_arena(self.arena, REGIONS)
+        self.cand.attach_arena(self.arena, CANDIDATE_REGIONS)
         self.v.environment = environment(self.cfg.device, self.cand.isolation)
         if self.cfg.device.startswith("cuda"):  # asked of the worker: no CUDA context in the parent
             info, _ = self.ref.request("device_name")
@@ -152,6 +159,7 @@ class Judge(Checks):
                     raise failed(f"the {w.role} worker's GPU warm-up failed: {rep.get('error', '')[:2000]}")
 
     def setup(self, profile: str) -> None:
+        self.staged = None  # a seed's inputs differ between profiles
         common = {"task_source": self.task.source, "task_path": str(self.task.path),
                   "overrides": self.overrides(profile), "init_seed": self.init_seed, "entry": self.entry.name}
         rep, _ = self.ref.request("setup", compile=self.final and "compile" in self.cfg.baselines, **common)
@@ -206,15 +214,9 @@ class Judge(Checks):
         """Build and JIT everything before judging: one call of the candidate at each profile it
         will be judged at (Triton and lazy builds compile here, with a public seed, unchecked),
         then seal the worker: no process may start from here on, and none may be left running."""
-        common = {"task_source": self.task.source, "task_path": str(self.task.path), "init_seed": self.init_seed,
-                  "entry": self.entry.name}
         first_why = f"{self.cfg.first_call_timeout_s:g} s for a first call (JIT and autotune included)"
         for p in [profile, *extras]:
-            rep, _ = self.cand.request("setup", overrides=self.overrides(p), bound=self.call_bound(floor=60.0),
-                                       **common)
-            if not rep.get("ok"):
-                raise Reject(Status.RUNTIME_ERROR, None, f"ModelNew(*get_init_inputs()) failed at profile {p!r}",
-                             log=rep.get("error", ""))
+            self.setup(p)  # the reference too: it makes the warm-up call's inputs
             self.cand_call(WARM_SEED, bound=(time.monotonic() + self.cfg.first_call_timeout_s, first_why))
         rep, _ = self.cand.request("seal", bound=self.call_bound(floor=10.0))
         if self.cfg.device.startswith("cuda"):
@@ -298,6 +300,10 @@ class Judge(Checks):
                for op, (n, sec) in sorted(w.op_time.items())}
         if req:
             self.v.evidence["requests"] = req  # [count, seconds] per worker request (parent clock)
+        if self.arena is not None:  # region sizes, and whether each worker's mapping is pinned (CUDA)
+            self.v.evidence["arena"] = {"sizes": dict(self.arena.sizes),
+                                        **{w.role: w.arena_info.get("pinned") for w in (self.ref, self.cand)
+                                           if w is not None}}
         t = time.monotonic()
         try:
             for w in (self.cand, self.ref):
@@ -305,6 +311,8 @@ class Judge(Checks):
                     w.close()
         finally:
             self.v.durations_s["close"] = round(time.monotonic() - t, 3)
+            if self.arena is not None:
+                self.arena.close()
             if self._lock is not None:
                 self.v.durations_s["exclusive"] = round(time.monotonic() - self._held_since, 3)
                 self._lock.release()

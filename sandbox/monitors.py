@@ -205,7 +205,7 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     import socket
     import struct
 
-    from sandbox import callpath, channel, control, hooks, outfile, profsummary
+    from sandbox import arena, callpath, channel, control, hooks, outfile, profsummary
 
     d["socket.socket.sendall"] = socket.socket.sendall
     d["socket.socket.recv_into"] = socket.socket.recv_into
@@ -215,7 +215,11 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
         for k, v in vars(cls).items():
             if callable(v) and (not k.startswith("__") or k == "__call__"):
                 d[f"{cls.__module__}.{cls.__name__}.{k}"] = v
-    for mod in (callpath, channel, hooks, outfile, profsummary, sys.modules[__name__]):
+    for cls in (arena.Mapping,):
+        for k, v in vars(cls).items():
+            if callable(v) and not k.startswith("__"):
+                d[f"sandbox.arena.{cls.__name__}.{k}"] = v
+    for mod in (arena, callpath, channel, hooks, outfile, profsummary, sys.modules[__name__]):
         for k, v in vars(mod).items():
             if callable(v) and not k.startswith("__"):
                 d[f"{mod.__name__}.{k}"] = v

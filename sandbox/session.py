@@ -150,6 +150,37 @@ class WorkerSession:
                 child.close()
                 os.close(rd)
         self.isolation = self.handle.isolation
+        self.arena: Any = None  # sandbox/arena.Arena shared with the other worker, once attached
+        self.arena_regions: tuple[str, ...] = ()
+        self.arena_mapped: dict[str, int] = {}
+        self.arena_info: dict[str, Any] = {}  # the worker's last answer to "arena" (sizes, pinned)
+
+    def attach_arena(self, arena: Any, regions: tuple[str, ...]) -> None:
+        """Hand the worker the fds of ``regions`` of ``arena`` over its channel (SCM_RIGHTS);
+        from then on a region the parent grew is remapped before the worker's next request, and
+        a reference worker that needs a larger region (``kind: arena``) gets it and is asked
+        again. Only the parent sizes regions: a candidate worker's ``need`` is never honoured."""
+        self.arena, self.arena_regions = arena, tuple(regions)
+        rep, _ = self._request("arena", fds=[arena.fds[r] for r in regions], names=list(regions),
+                               sizes={r: arena.sizes[r] for r in regions})
+        self._mapped(rep)
+
+    def _mapped(self, rep: dict[str, Any]) -> None:
+        if not rep.get("ok"):
+            raise WorkerDied(f"{self.role} worker could not map the arena: {str(rep.get('error', ''))[:500]}")
+        self.arena_info = {"sizes": rep.get("sizes"), "pinned": rep.get("pinned")}
+        self.arena_mapped = {r: self.arena.sizes[r] for r in self.arena_regions}
+        note = getattr(self.handle, "set_shared_allowance", None)
+        if callable(note):  # the watchdog does not count the arena's pages as the worker's memory
+            note(self.arena.total(self.arena_regions))
+
+    def _sync_arena(self) -> None:
+        if self.arena is None:
+            return
+        sizes = {r: self.arena.sizes[r] for r in self.arena_regions}
+        if sizes != self.arena_mapped:
+            rep, _ = self._request("arena", sizes=sizes)
+            self._mapped(rep)
 
     def connect(self) -> None:
         """Accept the worker's one connection and read its hello (call from the launching thread's
@@ -191,11 +222,24 @@ class WorkerSession:
         """Send one request; return (reply, round-trip ns on the parent's clock). ``bound``:
         (absolute monotonic deadline, what it is) for this request, tighter than the
         judgement's; past it the worker is killed by the caller (CallTimeout)."""
+        for _ in range(3):
+            self._sync_arena()
+            rep, rtt = self._request(op, bound=bound, **kw)
+            if not (rep.get("kind") == "arena" and self.role == "reference" and self.arena is not None
+                    and rep.get("region") in self.arena.sizes and isinstance(rep.get("need"), int)):
+                break
+            self.arena.ensure(rep["region"], rep["need"])  # the trusted worker's inputs: it sizes them
+        return rep, rtt
+
+    def _request(self, op: str, *, bound: tuple[float, str] | None = None, fds: list[int] | None = None,
+                 **kw: Any) -> tuple[dict[str, Any], int]:
         self.next_id += 1
         msg = {"op": op, "id": self.next_id, **kw}
         t0 = time.monotonic_ns()
         try:
             channel.send(self.sock, msg)
+            if fds:  # one byte carries them, right after the request (the worker's take_fds)
+                socket.send_fds(self.sock, [b"F"], fds)
         except OSError as e:
             raise WorkerDied(f"{self.role} worker died ({_describe_exit(self.handle.poll())}): {e}") from e
         if bound is not None and bound[0] < self.deadline:

@@ -103,7 +103,10 @@ def time_candidate(j: Judge) -> None:
         t0 = time.monotonic()
         w = workers[name]
         in_cand = w is j.cand
-        prep, _ = w.request("prepare", seed=s, target=name, **({"bound": j.call_bound()} if in_cand else {}))
+        # the candidate's inputs are made by the reference worker (sandbox/arena.py), before its prepare
+        # (the control's too: it runs in the candidate's worker on the same path)
+        prep, _ = w.request("prepare", target=name,
+                            **({**j.stage(s), "bound": j.call_bound()} if in_cand else {"seed": s}))
         if not prep.get("ok") and in_cand:
             raise Reject(failure_status(prep, "the candidate ran out of its memory limit"), None,
                          f"the candidate's call (seed {s}) failed", log=prep.get("error", ""))
@@ -112,7 +115,7 @@ def time_candidate(j: Judge) -> None:
         if in_cand:
             rep, rtt = j.cand_call(s, op="go", lead_us=lead, target=name)
         else:
-            rep, rtt = w.request("go", seed=s, target=name, lead_us=lead)
+            rep, rtt = w.request("go", target=name, lead_us=lead)
             if not rep.get("ok"):
                 raise ReferenceFailed(f"{j.task.path}: the {name} baseline failed: {rep.get('error', '')[:2000]}")
         ns = int(rep.get("ns", -1))

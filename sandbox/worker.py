@@ -4,8 +4,9 @@ Both roles run this same code so their per-call overheads are comparable. The wo
 connects to the parent's socket first, then answers requests (sandbox/protocol.md in
 docs/evaluator.md): ``setup`` (load the task at a profile, build the model), ``import``
 (candidate only: monitors on, then import the candidate), ``call`` (one call: fresh inputs
-from the given seed, poison, flush, time, sync), ``fetch`` (write the last output to a file),
-``check`` (reference only: compare a candidate's output file with its own, sandbox/refcheck.py),
+from the given seed (reference) or from the arena (candidate), poison, flush, time, sync), ``fetch`` (copy the last output into the arena, sandbox/arena.py),
+``check`` (reference only: compare a candidate's output in the arena with its own, sandbox/refcheck.py),
+``stage`` (reference only: the candidate's next inputs into the arena), ``arena`` (map it),
 ``profile`` (one call under torch.profiler), ``monitor`` (raw monitor data), ``exit``.
 The worker never judges: it returns raw data; the parent computes the verdict.
 """
@@ -52,16 +53,21 @@ class Worker(CallPath):
         self.flush_buf = None
         self._mark: tuple[int, int] | None = None
         self._pending: tuple[list[Any], list[Any]] | None = None
-        self._fill: list[int] = []  # inputs that go() fills from the stash
+        self._fill: list[tuple[Any, Any]] = []  # (call tensor, arena view) pairs that go() copies
         self._bg_ns = 0
         self._target = ""
         self._Event = torch.cuda.Event
         self._sync = torch.cuda.synchronize
         self._spin = torch._C._cuda_sleep if hasattr(torch._C, "_cuda_sleep") else None
         self._spin_rate = 0.0
-        from sandbox import outfile
+        from sandbox import arena
 
-        self._write_out = outfile.write  # captured before any candidate code is imported
+        # captured before any candidate code is imported
+        self.arena = arena.Mapping(torch, self.cuda)
+        self.staged: tuple[list[Any], list[Any]] | None = None  # reference: the candidate's inputs, kept
+        self._stage_inputs, self._input_views, self._blank = arena.stage_inputs, arena.input_views, arena.blank
+        self._out_layout, self._write_outs = arena.output_layout, arena.write_outputs
+        self._take_fds: Any = None  # set by main(): receives the arena's fds (SCM_RIGHTS)
         from sandbox.hooks import CEntries, Hooks
 
         self._hooks = Hooks(torch)  # before any candidate code: what counts as the candidate's hooks
@@ -155,8 +161,17 @@ class Worker(CallPath):
                 "cache_hits": buildcache.STATS["hits"], "lite": buildcache.STATS["lite"],
                 "lite_fallbacks": buildcache.STATS["lite_fallbacks"]}
 
+    def arena_map(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Map the arena's regions (their fds follow the request, SCM_RIGHTS), or remap the ones
+        the parent grew (sandbox/arena.py)."""
+        names = [str(n) for n in req.get("names", [])]
+        if names:
+            self.arena.adopt(names, self._take_fds(len(names)))
+        return {"ok": True, **self.arena.remap(req.get("sizes", {}))}
+
     def fetch(self, req: dict[str, Any]) -> dict[str, Any]:
-        """Write the last output to a file in the scratch dir (sandbox/outfile.py)."""
+        """Copy the last output into the arena's output region (sandbox/arena.py); reply with
+        its header. An output larger than the region (the parent's size bound) is not copied."""
         if self.last_out is None:
             return {"ok": False, "kind": "protocol", "error": "no call to fetch"}
         bad = self._guard("output fetch")
@@ -164,13 +179,18 @@ class Worker(CallPath):
             return bad
         self.finish()
         self.n_fetch += 1
-        path = os.path.join(self.scratch, f"out{self.n_fetch}.kho")
         try:
-            devices = self._write_out(self.torch, self.last_out, path)
+            entries, devices, need = self._out_layout(self.torch, self.last_out)
+            u8 = self.arena.u8.get("out")
+            rep = {"ok": True, "devices": devices, "inputs_unchanged": self.last_unchanged, "nbytes": need}
+            if u8 is None or need > u8.numel():
+                rep["too_big"] = need
+                return rep
+            self._write_outs(self.torch, self.last_out, entries, u8)
         except BaseException as e:  # noqa: BLE001
-            return {"ok": False, "kind": "runtime_error", "error": f"output cannot be saved: {e!r}"}
-        return {"ok": True, "path": path, "devices": devices, "inputs_unchanged": self.last_unchanged,
-                "nbytes": os.path.getsize(path)}
+            return {"ok": False, "kind": "runtime_error", "error": f"output cannot be fetched: {e!r}"}
+        rep["entries"] = entries
+        return rep
 
     def profile(self, req: dict[str, Any]) -> dict[str, Any]:
         from torch.profiler import ProfilerActivity, profile
@@ -258,17 +278,18 @@ def main(argv: list[str] | None = None) -> int:
             secret = f.read().decode()
     else:
         sock = channel.connect(a.socket)
-    send, recv = _private_channel(sock)  # captured now: candidate code cannot reroute replies
+    send, recv, take_fds = _private_channel(sock)  # captured now: candidate code cannot reroute replies
     try:
         w = Worker(a.role, a.scratch, a.device, a.cache_root, a.shared)
     except BaseException as e:  # noqa: BLE001
         send({"op": "hello", "ok": False, "error": _trunc(_format_exc(e)), "secret": secret})
         return 3
+    w._take_fds = take_fds
     send({"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role, "secret": secret})
     del secret
     handlers = {"setup": w.setup, "call": w.call, "fetch": w.fetch, "profile": w.profile,
                 "monitor": w.monitor_report, "poison": w.set_poison, "prepare": w.prepare, "go": w.go,
-                "warm_device": w.warm_device}
+                "warm_device": w.warm_device, "arena": w.arena_map}
     if a.role == "candidate":
         handlers["import"], handlers["seal"], handlers["control"] = w.import_candidate, w.seal, w.control
     else:
@@ -276,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
 
         handlers["peaks"], handlers["device_name"] = w.peaks, w.device_name
         handlers["check"] = lambda req: refcheck.check(w, req)
+        handlers["stage"] = w.stage
     exit_now = os._exit
     while True:
         req = recv()
@@ -305,6 +327,7 @@ def _private_channel(sock: Any) -> tuple[Any, Any]:
     """
     import json
     import json.encoder
+    import socket
     import struct
 
     esc = json.encoder.encode_basestring_ascii
@@ -312,6 +335,7 @@ def _private_channel(sock: Any) -> tuple[Any, Any]:
     pack, unpack = struct.Struct(">I").pack, struct.Struct(">I").unpack
     sendall, recv_into = sock.sendall, sock.recv_into
     decode = json.JSONDecoder().decode
+    recv_fds, cloexec = socket.recv_fds, socket.MSG_CMSG_CLOEXEC
     isinst, b_str, b_bool, b_int, b_float = isinstance, str, bool, int, float
     b_dict, b_list, b_tuple, b_len = dict, list, tuple, len
 
@@ -358,7 +382,14 @@ def _private_channel(sock: Any) -> tuple[Any, Any]:
         (n,) = unpack(read(4))
         return decode(read(n).decode())
 
-    return send, recv
+    def take_fds(n: int) -> list[int]:
+        """The fds the parent sent right after a request (one byte carries them)."""
+        _, fds, _, _ = recv_fds(sock, 1, n, cloexec)
+        if b_len(fds) != n:
+            raise RuntimeError(f"expected {n} fds from the parent, got {b_len(fds)}")
+        return fds
+
+    return send, recv, take_fds
 
 
 if __name__ == "__main__":

@@ -236,6 +236,7 @@ class ProcessHandle:
         self.scratch = scratch
         self.root = root
         self._violation: str | None = None
+        self.shared_allowance = 0  # bytes of the judgement's arena this worker maps (not its memory)
         self._stop = threading.Event()
         self._watch = threading.Thread(target=self._watchdog, daemon=True, name="kh-watchdog")
         self._watch.start()
@@ -264,7 +265,7 @@ class ProcessHandle:
                 return
             tick += 1
             if self.limits.rss_bytes:
-                held = _rss_bytes(pids) + self._jail_tmp_bytes(kids)
+                held = _rss_bytes(pids, self.shared_allowance) + self._jail_tmp_bytes(kids)
                 if tick % 4 == 0:
                     held += _dir_bytes(self.scratch)
                 if held > self.limits.rss_bytes:
@@ -272,6 +273,9 @@ class ProcessHandle:
                                        "/tmp, /dev/shm and the scratch dir)")
                     self.kill()
                     return
+
+    def set_shared_allowance(self, nbytes: int) -> None:
+        self.shared_allowance = int(nbytes)
 
     def poll(self) -> int | None:
         return self.proc.poll()

@@ -33,15 +33,25 @@ def descendants(pid: int, kids: dict[int, list[int]] | None = None) -> list[int]
     return out
 
 
-def _rss_bytes(pids: list[int]) -> int:
-    total = 0
+def _rss_bytes(pids: list[int], shared_allowance: int = 0) -> int:
+    """Resident memory of ``pids``. With ``shared_allowance`` (the judgement's arena mapped in
+    the worker, sandbox/arena.py: shmem the parent sized), up to that many bytes of the tree's
+    resident shmem are not counted; shmem beyond it (MAP_SHARED|MAP_ANONYMOUS memory) is."""
+    total = shmem = 0
+    page = os.sysconf("SC_PAGE_SIZE")
     for p in pids:
         try:
             with open(f"/proc/{p}/statm") as f:
-                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                total += int(f.read().split()[1]) * page
+            if shared_allowance:
+                with open(f"/proc/{p}/status") as f:
+                    for line in f:
+                        if line.startswith("RssShmem:"):
+                            shmem += int(line.split()[1]) * 1024
+                            break
         except (OSError, ValueError, IndexError):
             pass
-    return total
+    return total - min(shmem, shared_allowance)
 
 
 def _dir_bytes(path: str, cap: int = 20000) -> int:

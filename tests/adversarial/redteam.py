@@ -145,7 +145,9 @@ CPU_CHEATS: list[Case] = [
     Case("cheat_12b_profiler_detect", "relu", (REJECTED,), (R.TORCH_FALLBACK, R.INTROSPECTION), cheat="12"),
     # caught by the aten-op counter armed on every call (sandbox/opcount.py), not the profiled call
     Case("cheat_12d_profiler_detect_hidden", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="12"),
-    Case("cheat_12e_seed_phase", "relu", (INCORRECT,), (R.TIMED_OUTPUT,), cheat="12"),
+    Case("cheat_12e_seed_phase", "relu", (INCORRECT, VALID), (R.TIMED_OUTPUT, None), cheat="12",
+         note="neutralised since issue 14 item 1: no call's seed reaches the candidate's process (the reference "
+              "worker makes the inputs), so torch.initial_seed() never moves and valid means it computed honestly"),
     Case("cheat_12c_stack_inspect", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="12"),
     Case("cheat_13a_gc_expected", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),
     Case("cheat_13b_gc_obfuscated", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),

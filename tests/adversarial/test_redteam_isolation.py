@@ -253,7 +253,11 @@ def attack_21b(monkeypatch: pytest.MonkeyPatch, existing: bool = True) -> Verdic
             victim.unlink(missing_ok=True)
         assert intact, f"the judge moved or made the host file {victim}: {describe(v)}"
         assert_nothing_escaped(v, t)
-    assert v.status is Status.REJECTED and v.rule in (rules.RESULT_CHANNEL, rules.OUTPUT_TYPE, rules.FILESYSTEM), (
+    # since outputs travel through the arena (issue 14 item 1) no file is moved at all: the patched
+    # file route is never taken and the honest rest of the candidate may be valid; what matters is
+    # above (the host file intact, nothing escaped)
+    assert v.status is Status.VALID or (
+        v.status is Status.REJECTED and v.rule in (rules.RESULT_CHANNEL, rules.OUTPUT_TYPE, rules.FILESYSTEM)), (
         describe(v))
     return v
 
