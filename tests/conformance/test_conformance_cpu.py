@@ -22,14 +22,9 @@ CPU = rows("cpu")
 
 @pytest.fixture(scope="module", autouse=True)
 def _warm():
-    builds = {}  # one warm-up per distinct load_inline call (most rows share one source and flags)
-    for r in CPU:
-        text = r.path().read_text()
-        if "load_inline" in text:
-            builds.setdefault(text.split("load_inline(", 2)[-1].split("\nclass ")[0] + text.split('_ext = ')[0][-2000:],
-                              r.path())
+    built = [r.path() for r in CPU if "load_inline" in r.path().read_text()]  # shared sources: one build
     with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(warm_build_cache, builds.values()))
+        list(pool.map(warm_build_cache, built))
 
 
 def judge(row: Row, rules: str, **kw) -> Verdict:
