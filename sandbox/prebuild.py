@@ -137,5 +137,7 @@ def ensure_pch() -> float:
     t0 = time.perf_counter()
     with open(os.path.join(tempfile.gettempdir(), "kh-pch.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per machine (Ray runs several per node)
-        ce._check_and_build_extension_h_precompiler_headers(None, None)
+        # the unpatched check when this process also installed the build cache (which makes it read-only)
+        build = getattr(ce, "_kh_build_pch", None) or ce._check_and_build_extension_h_precompiler_headers
+        build(None, None)
     return time.perf_counter() - t0

@@ -85,7 +85,7 @@ def describe(v) -> str:
     return f"status={v.status.value} rule={v.rule} message={v.message!r}\nlogs={v.logs[-1500:]!r}"
 
 
-def warm_build_cache(candidate: str, cache_root: str | None = None) -> None:
+def warm_build_cache(candidate: str | Path, cache_root: str | None = None) -> None:
     """Build a candidate's extension into the build cache's trusted shared tier (which every
     worker loads from, read-only) in a child process, so later evaluations (and their wall
     timeouts) do not include the compile."""
@@ -95,7 +95,8 @@ def warm_build_cache(candidate: str, cache_root: str | None = None) -> None:
         "from sandbox.task import exec_source; "
         "exec_source(open(sys.argv[1]).read(), sys.argv[1])"
     )
-    subprocess.run([sys.executable, "-c", code, str(CANDIDATES / f"{candidate}.py"), cache_root or ""],
+    path = candidate if isinstance(candidate, Path) else CANDIDATES / f"{candidate}.py"  # a stem or a file
+    subprocess.run([sys.executable, "-c", code, str(path), cache_root or ""],
                    cwd=REPO, check=True, timeout=900, capture_output=True)
 
 
