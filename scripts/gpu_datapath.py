@@ -18,7 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-TASK = Path(__file__).resolve().parent.parent / "tests" / "evaluator" / "tasks" / "big_out.py"
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as `python scripts/gpu_datapath.py` from the checkout; PYTHONPATH wins
+    sys.path.append(str(REPO))
+TASK = REPO / "tests" / "evaluator" / "tasks" / "big_out.py"
 CANDIDATE = '''
 import torch.nn as nn
 
