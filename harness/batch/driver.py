@@ -2,8 +2,8 @@
 
     report = run_batch(pairs, BatchOptions(out=Path("out"), device="cpu", mode="final"))
 
-Every pair gets the ``EvalConfig`` that ``harness eval`` would build for it
-(``harness.cli.evalopts.eval_config``), so verdicts are those of one-at-a-time evaluation. All
+Every pair gets the ``EvalConfig`` that ``harness eval`` would build for it (the judging
+policy, ``harness.policy.eval_config``), so verdicts are those of one-at-a-time evaluation. All
 pairs are submitted at once to the executor (``local``: compile workers build ahead of one
 timing lane per device; ``ray``; ``serial``); rows are written in the calling thread as
 verdicts arrive, so the output files and the store have one writer.
@@ -127,7 +127,7 @@ class BatchProgress:
 
 def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
     """Read every candidate and reference once; build its config, row and key."""
-    from harness.cli.evalopts import eval_config, resolve_profile
+    from harness.policy import default_profile, eval_config
     from harness.store import sha256_text
     from harness.suite import TaskError, load_task
 
@@ -151,7 +151,7 @@ def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
             else:
                 p.task = tasks[rp]
                 ref_sha = p.task.sha256
-                profile = resolve_profile(p.task, p.device, opts.profile)
+                profile = opts.profile or default_profile(p.device, p.task)
         try:
             p.source = pair.candidate.read_text()
             cand_sha = sha256_text(p.source)
@@ -161,17 +161,17 @@ def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
             p.error = p.error or f"{pair.candidate}: cannot read the candidate: {e}"
         if p.error is None:
             p.config = eval_config(
-                p.task,
-                device=p.device,
-                mode=p.mode,
+                p.mode,
+                p.device,
+                task=p.task,
                 sandbox=opts.sandbox,
+                rules=opts.rules,
                 seed=opts.seed,
                 profile=opts.profile,
-                timeout=opts.timeout,
+                timeout_s=opts.timeout,
                 allow_torch_ops=opts.allow_torch_ops,
                 max_timing_s=opts.max_timing_s,
                 candidate_name=pair.candidate.name,
-                rules=opts.rules,
             )
         key = row_key(pair.id, cand_sha, ref_sha, p.mode, p.device, profile, opts.rules)
         p.row = base_row(
