@@ -76,6 +76,9 @@ class RunRef:
     results_dir: str
     hardware: str
     environment: dict[str, Any] = field(default_factory=dict)
+    # the evaluator settings the run recorded (`harness run --eval-option`): `leaderboard verify`
+    # re-judges the run's kernels under them (harness/policy.py)
+    eval_overrides: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
