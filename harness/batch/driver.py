@@ -11,7 +11,6 @@ verdicts arrive, so the output files and the store have one writer.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import Counter
 from concurrent.futures import Future, as_completed
@@ -29,6 +28,7 @@ from harness.batch.output import (
     row_key,
     short,
 )
+from harness.statusline import StatusLines
 
 
 @dataclass
@@ -85,7 +85,7 @@ class BatchReport:
         return 1 if self.unjudged else 0
 
 
-class BatchProgress:
+class BatchProgress(StatusLines):
     """One line per kernel on stderr (rewritten in place on a terminal): counts and ETA."""
 
     def __init__(
@@ -93,10 +93,8 @@ class BatchProgress:
     ):
         self.total, self.done, self.judged = total, skipped, 0
         self.counts: Counter = Counter()
-        self.stream = stream or sys.stderr
-        self.enabled = enabled
+        super().__init__(stream, enabled)
         self.t0 = time.monotonic()
-        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
         if skipped:
             self._emit(
                 f"[{self.done}/{total}] {skipped} judged earlier (resumed), skipped", final=True
@@ -115,14 +113,6 @@ class BatchProgress:
             final=self.done == self.total,
         )
 
-    def _emit(self, line: str, final: bool = False) -> None:
-        if not self.enabled:
-            return
-        if self._tty:
-            self.stream.write("\r\033[K" + line + ("\n" if final else ""))
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
 
 
 def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:

@@ -51,7 +51,9 @@ class RecordingJudge:
 @pytest.fixture
 def recorded(tmp_path, monkeypatch):
     """A CPU run of relu under partial rules with non-default evaluator overrides."""
-    monkeypatch.setitem(registry.BUILTINS, "torch-relu", "tests.site.test_verify_overrides:TorchRelu")
+    monkeypatch.setitem(
+        registry.BUILTINS, "torch-relu", "tests.site.test_verify_overrides:TorchRelu"
+    )
     judge = RecordingJudge()
     cfg = RunConfig(method="torch-relu", ops=["relu"], budget=Budget(evaluations=1), device="cpu",
                     results=tmp_path, eval_overrides=dict(OVERRIDES), rules="partial", progress=False)  # fmt: skip
@@ -85,7 +87,8 @@ def test_recorded_overrides_survive_the_leaderboard_json(recorded):
     assert seen == [run_final]
     # a leaderboard.json from before runs carried their overrides: the entry's config has them
     old = dataclasses.replace(
-        again.entries[0], runs=tuple(dataclasses.replace(r, eval_overrides={}) for r in again.entries[0].runs)
+        again.entries[0],
+        runs=tuple(dataclasses.replace(r, eval_overrides={}) for r in again.entries[0].runs),
     )
     seen.clear()
     verify(dataclasses.replace(again, entries=(old,)),
