@@ -24,22 +24,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as sps
 
-from harness.estimate import Estimate
+from harness.estimate import Estimate, SpeedupCI
+
+__all__ = ["Estimate", "SpeedupCI"]  # re-exported: SpeedupCI is defined once, in harness/estimate.py
 
 BOOTSTRAP_RESAMPLES = 2000
 ALPHA = 0.05
 FAST_2_THRESHOLD = 2.0
-
-
-@dataclass(frozen=True)
-class SpeedupCI:
-    """One speedup with its CI and significance (a copy of the verdict's ``Speedup``)."""
-
-    value: float
-    ci_low: float
-    ci_high: float
-    significant: bool = False
-    p_value: float | None = None
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
     report = run_batch(pairs, BatchOptions(out=Path("out"), device="cpu", mode="final"))
 
-Every pair gets the ``EvalConfig`` that ``harness eval`` would build for it
-(``harness.cli.evalopts.eval_config``), so verdicts are those of one-at-a-time evaluation. All
+Every pair gets the ``EvalConfig`` that ``harness eval`` would build for it (the judging
+policy, ``harness.policy.eval_config``), so verdicts are those of one-at-a-time evaluation. All
 pairs are submitted at once to the executor (``local``: compile workers build ahead of one
 timing lane per device; ``ray``; ``serial``); rows are written in the calling thread as
 verdicts arrive, so the output files and the store have one writer.
@@ -11,7 +11,6 @@ verdicts arrive, so the output files and the store have one writer.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import Counter
 from concurrent.futures import Future, as_completed
@@ -29,6 +28,7 @@ from harness.batch.output import (
     row_key,
     short,
 )
+from harness.statusline import StatusLines
 
 
 @dataclass
@@ -85,7 +85,7 @@ class BatchReport:
         return 1 if self.unjudged else 0
 
 
-class BatchProgress:
+class BatchProgress(StatusLines):
     """One line per kernel on stderr (rewritten in place on a terminal): counts and ETA."""
 
     def __init__(
@@ -93,10 +93,8 @@ class BatchProgress:
     ):
         self.total, self.done, self.judged = total, skipped, 0
         self.counts: Counter = Counter()
-        self.stream = stream or sys.stderr
-        self.enabled = enabled
+        super().__init__(stream, enabled)
         self.t0 = time.monotonic()
-        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
         if skipped:
             self._emit(
                 f"[{self.done}/{total}] {skipped} judged earlier (resumed), skipped", final=True
@@ -115,19 +113,11 @@ class BatchProgress:
             final=self.done == self.total,
         )
 
-    def _emit(self, line: str, final: bool = False) -> None:
-        if not self.enabled:
-            return
-        if self._tty:
-            self.stream.write("\r\033[K" + line + ("\n" if final else ""))
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
 
 
 def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
     """Read every candidate and reference once; build its config, row and key."""
-    from harness.cli.evalopts import eval_config, resolve_profile
+    from harness.policy import default_profile, eval_config
     from harness.store import sha256_text
     from harness.suite import TaskError, load_task
 
@@ -151,7 +141,7 @@ def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
             else:
                 p.task = tasks[rp]
                 ref_sha = p.task.sha256
-                profile = resolve_profile(p.task, p.device, opts.profile)
+                profile = opts.profile or default_profile(p.device, p.task)
         try:
             p.source = pair.candidate.read_text()
             cand_sha = sha256_text(p.source)
@@ -161,17 +151,17 @@ def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
             p.error = p.error or f"{pair.candidate}: cannot read the candidate: {e}"
         if p.error is None:
             p.config = eval_config(
-                p.task,
-                device=p.device,
-                mode=p.mode,
+                p.mode,
+                p.device,
+                task=p.task,
                 sandbox=opts.sandbox,
+                rules=opts.rules,
                 seed=opts.seed,
                 profile=opts.profile,
-                timeout=opts.timeout,
+                timeout_s=opts.timeout,
                 allow_torch_ops=opts.allow_torch_ops,
                 max_timing_s=opts.max_timing_s,
                 candidate_name=pair.candidate.name,
-                rules=opts.rules,
             )
         key = row_key(pair.id, cand_sha, ref_sha, p.mode, p.device, profile, opts.rules)
         p.row = base_row(

@@ -1,5 +1,6 @@
-"""The evaluator options ``harness eval`` and ``harness eval-batch`` share, and the one place
-that turns them into an ``EvalConfig`` (so a batch judges exactly as one-at-a-time eval does).
+"""The evaluator options ``harness eval`` and ``harness eval-batch`` share, and their
+translation into the judging policy (``harness/policy.py``: the one place an ``EvalConfig`` is
+built), so a batch judges exactly as one-at-a-time eval, a run and ``leaderboard verify`` do.
 
     @click.command()
     @eval_options()                     # --device --mode --sandbox --allow-torch-ops --seed ...
@@ -67,10 +68,11 @@ def rules_option() -> Any:
 
 
 def resolve_profile(task: Any, device: str, profile: str | None) -> str:
-    """``--profile`` or its default: ``small`` on CPU when the task has it, else ``default``."""
-    if profile is not None:
-        return profile
-    return "small" if device == "cpu" and "small" in task.shapes else "default"
+    """``--profile`` or the policy's default (harness/policy.py: ``small`` on CPU when the task
+    has it, else ``default``)."""
+    from harness.policy import default_profile
+
+    return profile if profile is not None else default_profile(device, task)
 
 
 def eval_config(
@@ -87,20 +89,12 @@ def eval_config(
     candidate_name: str,
     rules: str = "strict",
 ) -> Any:
-    """The ``EvalConfig`` ``harness eval`` uses for these options (profile default resolved)."""
-    from sandbox.evaluate import EvalConfig
-    from sandbox.verdict import Mode
+    """The ``EvalConfig`` for these command-line options: the judging policy
+    (``harness.policy.eval_config``) with the options as explicit settings."""
+    from harness.policy import eval_config as policy_config
 
-    kw = {} if max_timing_s is None else {"max_timing_s": max_timing_s}
-    return EvalConfig(
-        mode=Mode(mode),
-        device=device,
-        sandbox=sandbox,
-        seed=seed,
-        timeout_s=timeout,
-        allow_torch_ops=allow_torch_ops,
-        profile=resolve_profile(task, device, profile),
+    return policy_config(
+        mode, device, task=task, sandbox=sandbox, rules=rules, seed=seed, profile=profile,
+        timeout_s=timeout, allow_torch_ops=allow_torch_ops, max_timing_s=max_timing_s,
         candidate_name=candidate_name,
-        rules=rules,
-        **kw,
-    )
+    )  # fmt: skip

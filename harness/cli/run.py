@@ -214,9 +214,10 @@ def _parse_options(items: tuple[str, ...]) -> dict[str, Any]:
 def _eval_overrides(items: tuple[str, ...]) -> dict[str, Any]:
     import dataclasses
 
+    from harness.policy import FIXED
     from sandbox.evaluate import EvalConfig
 
-    allowed = {f.name for f in dataclasses.fields(EvalConfig)} - {"mode", "device", "sandbox", "rules"}
+    allowed = {f.name for f in dataclasses.fields(EvalConfig)} - set(FIXED)
     out = _parse_options(items)
     bad = sorted(set(out) - allowed)
     if bad:

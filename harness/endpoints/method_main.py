@@ -35,9 +35,7 @@ def main(method_name: str) -> None:
     n = 0
     gen = method.optimize(task, llm, session.evaluate, budget)
     try:
-        for proposal in gen:
-            if proposal.verdict is None:
-                session.evaluate(proposal)
+        for proposal in gen:  # each came in through session.evaluate: the one channel
             n += 1
             v = proposal.verdict
             print(

@@ -133,7 +133,8 @@ def _entry(key: tuple, runs: list[RunData], used_ids: set[str]) -> Entry:
         device=device, hardware=hardware, budget=first.budget, config=first.config,
         runs=tuple(
             RunRef(r.run.run_id, r.run.seed, r.run.status, r.run.created_at, r.run.finished_at,
-                   r.run.git_commit, r.results_dir, r.hardware, r.run.environment)
+                   r.run.git_commit, r.results_dir, r.hardware, r.run.environment,
+                   dict((r.run.config or {}).get("eval_overrides") or {}))
             for r in runs
         ),
         usage=usage, summaries=summaries, run_summaries=run_summaries, ops=tuple(ops), rules=rules,

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.leaderboard.model import BestKernel, SpeedupCell
-from harness.stats import OpOutcome, SpeedupCI
+from harness.estimate import SpeedupCI
+from harness.leaderboard.model import BestKernel
+from harness.stats import OpOutcome
 from harness.store import OpMetadata, Results, RunInfo
 from harness.store.db import DB_NAME
 from harness.store.fingerprint import hardware_label
@@ -104,9 +105,8 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
         if final is not None:
             fv = final.verdict
             host = host or fv.host_timers
-            finite = {b: s for b, s in fv.speedups.items() if _finite(s.value, s.ci_low, s.ci_high)}
-            for b, s in finite.items():
-                speedups[b] = SpeedupCI(s.value, s.ci_low, s.ci_high, s.significant, s.p_value)
+            speedups = {b: SpeedupCI.from_verdict(s) for b, s in fv.speedups.items()
+                        if _finite(s.value, s.ci_low, s.ci_high)}  # fmt: skip
             cand = repo.get_candidate(final.candidate_id) if final.candidate_id else None
             if cand is not None:
                 t = fv.timings.get("candidate")
@@ -125,10 +125,7 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
                     if fv.environment.get("gpu")
                     else hardware_label(run.environment),
                     host_timers=fv.host_timers,
-                    speedups={
-                        b: SpeedupCell(s.value, s.ci_low, s.ci_high, s.significant, s.p_value)
-                        for b, s in finite.items()
-                    },
+                    speedups=dict(speedups),  # the same frozen records as the op's outcome
                     runtime_us=t.median_us if (t and fv.valid) else None,
                     baselines_us={
                         k: m.median_us for k, m in fv.timings.items() if k != "candidate"

@@ -15,7 +15,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.estimate import Estimate
+from harness.estimate import Estimate, SpeedupCI
 
 SCHEMA_VERSION = 2  # 2: entries carry their rule set (track); one ranking table per track
 OFFLINE_LABEL = "offline model (not an LLM result)"
@@ -29,15 +29,6 @@ TRACKS = {"strict": ("overview", "Ranking, strict rules: the candidate's own cod
 
 class LeaderboardError(ValueError):
     pass
-
-
-@dataclass(frozen=True)
-class SpeedupCell:
-    value: float
-    ci_low: float
-    ci_high: float
-    significant: bool = False
-    p_value: float | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +67,9 @@ class RunRef:
     results_dir: str
     hardware: str
     environment: dict[str, Any] = field(default_factory=dict)
+    # the evaluator settings the run recorded (`harness run --eval-option`): `leaderboard verify`
+    # re-judges the run's kernels under them (harness/policy.py)
+    eval_overrides: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -94,7 +88,7 @@ class BestKernel:
     device: str
     hardware: str
     host_timers: bool
-    speedups: dict[str, SpeedupCell] = field(default_factory=dict)
+    speedups: dict[str, SpeedupCI] = field(default_factory=dict)
     runtime_us: float | None = None
     baselines_us: dict[str, float] = field(default_factory=dict)
     speed_of_light: dict[str, float] = field(default_factory=dict)

@@ -1,7 +1,9 @@
 """Re-measuring a leaderboard: re-judge each recorded best kernel on this machine.
 
 Each valid best kernel is judged again with ``sandbox.evaluate.evaluate`` in final mode (a
-fresh secret seed, the extra shapes, the baselines), under the rule set its run recorded. A number *holds* when the new speedup
+fresh secret seed, the extra shapes, the baselines), with the config the runner built for its
+run (``verify_config``: the judging policy of harness/policy.py with the rule set and the
+evaluator overrides the run recorded). A number *holds* when the new speedup
 over eager lies inside the recorded 95% CI; the report also says whether the two CIs
 overlap, and says when this machine's hardware differs from the recorded one (the numbers
 are compared anyway: a different GPU is a reason for a difference, not an excuse to skip).
@@ -14,9 +16,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.leaderboard.model import Leaderboard
+from harness.leaderboard.model import Entry, Leaderboard
 from harness.leaderboard.tasks import find_task_file
+from harness.policy import eval_config
 from harness.store import fingerprint
+from sandbox.evaluate import EvalConfig
+from sandbox.verdict import Mode
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,26 @@ def _default_evaluate(task: Any, source: str, config: Any) -> Any:
     return evaluate(task, source, config)
 
 
+def recorded_overrides(entry: Entry, run_id: str) -> dict[str, Any]:
+    """The evaluator overrides the run ``run_id`` of ``entry`` recorded (``--eval-option``).
+    A leaderboard.json written before runs carried them has them in the entry's config, which
+    is its first run's."""
+    ref = next((r for r in entry.runs if r.run_id == run_id), None)
+    if ref is not None and ref.eval_overrides:
+        return dict(ref.eval_overrides)
+    if entry.runs and entry.runs[0].run_id == run_id:
+        return dict(entry.config.get("eval_overrides") or {})
+    return {}
+
+
+def verify_config(entry: Entry, run_id: str, task: Any, *, device: str, sandbox: str) -> EvalConfig:
+    """The final-mode config that re-judges a kernel of run ``run_id``: the judging policy
+    (harness/policy.py) as the runner applied it, with the run's rule set (its track: never
+    another) and its recorded overrides, on this machine's ``device`` and ``sandbox``."""
+    return eval_config(Mode.FINAL, device, task=task, sandbox=sandbox, rules=entry.rules,
+                       overrides=recorded_overrides(entry, run_id))  # fmt: skip
+
+
 def verify(
     lb: Leaderboard,
     *,
@@ -118,9 +143,8 @@ def verify(
     progress: Callable[[str], None] = lambda s: None,
     evaluate_fn: Callable[[Any, str, Any], Any] = _default_evaluate,
 ) -> VerifyReport:
-    from sandbox.evaluate import CandidateError, EvalConfig
+    from sandbox.evaluate import CandidateError
     from sandbox.task import load_task
-    from sandbox.verdict import Mode
 
     here = fingerprint.hardware_label(fingerprint.environment(probe_torch=False))
     rows: list[VerifyRow] = []
@@ -151,14 +175,7 @@ def verify(
                 rows.append(VerifyRow(**base, new_status="skipped",
                                       note="recorded on CUDA; no CUDA device here (run it on a GPU machine)"))  # fmt: skip
                 continue
-            cpu = not dev.startswith("cuda")
-            # as the runner judges: small shapes and the eager baseline only on a CPU
-            cfg = EvalConfig(
-                mode=Mode.FINAL, device=dev, sandbox=sandbox,
-                profile="small" if cpu else "default",
-                baselines=("eager",) if cpu else ("eager", "compile"),
-                rules=e.rules,  # the rule set the run recorded (its track): never another
-            )  # fmt: skip
+            cfg = verify_config(e, k.run_id, task, device=dev, sandbox=sandbox)
             progress(f"verify: {e.entry_id} {o.op} on {dev} ...")
             try:
                 v = evaluate_fn(task, k.source, cfg)

@@ -1,9 +1,12 @@
 """The method contract: what an optimizer gets and what it gives back.
 
-A method is an object with a ``name`` and ``optimize(task, llm, evaluate, budget)`` that
-yields ``Proposal`` objects. The harness, not the method, enforces the budget: ``evaluate``
-and ``llm.chat`` raise ``BudgetExhausted`` once it is spent, and the harness stops the
-generator. Every proposal the method yields is stored as a candidate, with its verdict.
+A method is an object with a ``name`` and ``optimize(task, llm, evaluate, budget)``, a
+generator. ``evaluate(proposal)`` is the one channel by which a candidate reaches the harness:
+it judges the proposal in feedback mode, stores it as a candidate with its verdict, charges the
+budget, and returns the verdict. The method then yields the same proposal: a yield is a step
+(the harness may stop the generator there), never a second submission; yielding a proposal
+that did not go through ``evaluate`` is a contract error. The harness, not the method, enforces
+the budget: ``evaluate`` and ``llm.chat`` raise ``BudgetExhausted`` once it is spent.
 """
 
 from __future__ import annotations

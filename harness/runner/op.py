@@ -3,11 +3,16 @@
 ``OpRunner.run(task)``:
   1. skip the op when the run already finished it (resume);
   2. wrap the run's LLM with resume answers (``ResumedModel``) and the op's budget meter;
-  3. give the method an ``evaluate(proposal)`` that charges the evaluation budget, stores the
-     candidate, judges it in FEEDBACK mode (or reuses a stored verdict of the same task,
+  3. give the method an ``evaluate(proposal)``, the one channel by which a candidate reaches
+     the runner: it charges the evaluation budget (``llm/budget.guarded_evaluate``), stores
+     the candidate, judges it in FEEDBACK mode (or reuses a stored verdict of the same task,
      source and config), stores the verdict, and returns it;
   4. iterate ``method.optimize`` until it ends or the budget is spent (``BudgetExhausted``);
+     a yield is a step of the method, never a second submission (a yielded proposal that did
+     not come through ``evaluate`` fails the op with ``MethodContractError``);
   5. re-judge the fastest valid kernel in FINAL mode, store it, and finish the op.
+
+Every ``EvalConfig`` comes from the judging policy (``harness/policy.py``).
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from typing import Any
 
 from harness.executors.base import JudgeFn
 from harness.llm.base import BudgetExhausted, ChatModel, LLMError
+from harness.llm.budget import guarded_evaluate
 from harness.methods.base import Budget, Method, Proposal
 from harness.methods.common import candidate_runtime, speedup_vs_eager
+from harness.policy import eval_config
 from harness.runner.metering import make_meter, metered
 from harness.runner.resume import ResumedModel
 from harness.runner.tasks import task_context
@@ -61,22 +68,11 @@ class OpSettings:
     prices: dict[str, Any] = field(default_factory=dict)  # LLM prices per model, for cost
     rules: str = "strict"  # the run's rule set: every candidate of the run is judged under it
 
-    def eval_config(self, mode: Mode) -> EvalConfig:
-        cpu = not self.device.startswith("cuda")
-        kw: dict[str, Any] = {
-            "mode": mode,
-            "device": self.device,
-            "sandbox": self.sandbox,
-            "profile": "small" if cpu else "default",
-        }
-        if mode is Mode.FEEDBACK or cpu:
-            kw["baselines"] = ("eager",)
-        if mode is Mode.FEEDBACK:
-            kw["seed"] = self.seed  # public inputs: fixed by the run seed
-        kw.update(self.eval_overrides)
-        kw["mode"] = mode
-        kw["rules"] = self.rules
-        return EvalConfig(**kw)
+    def eval_config(self, mode: Mode, task: Task | None = None) -> EvalConfig:
+        """The run's config in ``mode``: the judging policy (harness/policy.py) with the run's
+        device, sandbox, seed, rule set and recorded ``--eval-option`` overrides."""
+        return eval_config(mode, self.device, task=task, sandbox=self.sandbox, rules=self.rules,
+                           seed=self.seed, overrides=self.eval_overrides)  # fmt: skip
 
 
 def default_judge(task: Task, source: str, config: EvalConfig) -> Verdict:
@@ -117,9 +113,8 @@ class OpRunner:
         error = None
         gen = self.method.optimize(ctx, llm, evaluate, self.s.budget)
         try:
-            for proposal in gen:
-                if proposal.verdict is None:  # a method that yields without judging
-                    evaluate(proposal)
+            for proposal in gen:  # a step of the method; the proposal came in through evaluate
+                _check_submitted(self.method, proposal)
         except BudgetExhausted:
             pass
         except LLMError as e:
@@ -168,14 +163,12 @@ class OpRunner:
     def _evaluate_fn(
         self, task: Task, meter: Any, state: _OpState
     ) -> Callable[[Proposal], Verdict]:
-        config = self.s.eval_config(Mode.FEEDBACK)
+        config = self.s.eval_config(Mode.FEEDBACK, task)
         key = config_key(config)
         lock = threading.Lock()
         budget_total = self.s.budget.evaluations
 
-        def evaluate(proposal: Proposal) -> Verdict:
-            meter.check("evaluation")  # raises BudgetExhausted once spent
-            meter.charge_evaluation()
+        def judge_and_store(proposal: Proposal) -> Verdict:
             with lock:
                 trial = state.total
                 state.total += 1
@@ -216,7 +209,7 @@ class OpRunner:
                 self.progress.trial(task.name, trial + 1, budget_total, state.best_speedup)
             return verdict
 
-        return evaluate
+        return guarded_evaluate(judge_and_store, meter)  # raises BudgetExhausted once spent
 
     def _judge_or_reuse(
         self, task: Task, p: Proposal, config: EvalConfig, key: str, cid: int, state: _OpState
@@ -245,7 +238,7 @@ class OpRunner:
         return v, None
 
     def _final(self, task: Task, state: _OpState) -> tuple[Verdict, int]:
-        config = self.s.eval_config(Mode.FINAL)
+        config = self.s.eval_config(Mode.FINAL, task)
         key = config_key(config)
         cand = self.results.get_candidate(state.best_id)  # type: ignore[arg-type]
         assert cand is not None
@@ -286,6 +279,22 @@ class _OpState:
     best_speedup: float | None = None
     judged: int = 0
     reused: int = 0
+
+
+class MethodContractError(RuntimeError):
+    """A method broke the contract of harness/methods/base.py (the op fails with this message)."""
+
+
+def _check_submitted(method: Method, proposal: Any) -> None:
+    """A yielded proposal must have come in through ``evaluate``: that call is the one channel
+    by which a candidate reaches the runner (judged, stored, charged); a yield is only a step."""
+    if isinstance(proposal, Proposal) and proposal.candidate_id is None:
+        name = getattr(method, "name", type(method).__name__)
+        raise MethodContractError(
+            f"method {name!r} yielded a proposal it never passed to evaluate(proposal); call "
+            "evaluate(proposal) for every candidate (it judges, stores and charges it), then yield "
+            "it (docs/method-protocol.md)"
+        )
 
 
 def _failed(task: Task, source: str, config: EvalConfig, message: str, rule: str | None) -> Verdict:

@@ -3,28 +3,26 @@ table at the end (op, valid/total, best speedup vs eager with CI, final status).
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from typing import TextIO
 
 from harness.runner.op import OpResult
+from harness.statusline import StatusLines
 
 
-class Progress:
+class Progress(StatusLines):
     def __init__(
         self, ops: list[str], budget: int, stream: TextIO | None = None, enabled: bool = True
     ):
         self.ops = ops
         self.budget = budget
-        self.stream = stream or sys.stderr
-        self.enabled = enabled
+        super().__init__(stream, enabled)
         self.done_trials: dict[str, int] = dict.fromkeys(ops, 0)
         self.finished: set[str] = set()
         self.started = time.monotonic()
         self.judged = 0  # trials judged in this invocation (for the ETA)
         self._lock = threading.Lock()
-        self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
 
     def trial(self, op: str, n: int, total: int, best_speedup: float | None) -> None:
         with self._lock:
@@ -55,14 +53,6 @@ class Progress:
         secs = int(per * remaining)
         return f"{secs // 3600}:{secs // 60 % 60:02d}:{secs % 60:02d}"
 
-    def _emit(self, line: str, final: bool = False) -> None:
-        if not self.enabled:
-            return
-        if self._tty:
-            self.stream.write("\r\033[K" + line + ("\n" if final else ""))
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
 
 
 def summary_table(results: list[OpResult]) -> str:

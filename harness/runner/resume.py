@@ -10,48 +10,25 @@ once the recording is used up, calls go through to the model (and are recorded a
 from __future__ import annotations
 
 import threading
-from typing import Any
 
-from harness.llm.base import CallContext, ChatModel, ChatResult
+from harness.llm.base import CallContext, ChatModel, ChatRequest, ChatResult, ModelWrapper
 from harness.store.db import Store
 from harness.store.llm_calls import LLMCalls
 
 
-class ResumedModel:
+class ResumedModel(ModelWrapper):
     def __init__(self, inner: ChatModel, store: Store, run_id: str):
-        self.inner = inner
+        super().__init__(inner)
         self.store = store
         self.calls = LLMCalls(store)
         self.run_id = run_id
-        self.name = getattr(inner, "name", "model")
-        self.offline = getattr(inner, "offline", False)
         self._used: set[int] = set()
         self._lock = threading.Lock()
         self.replayed = 0  # calls answered from the store (for tests and the summary)
 
-    def __getattr__(self, item: str) -> Any:  # base_url, members, ... of the inner model
-        return getattr(self.inner, item)
-
-    def chat(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        context: CallContext,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        model: str | None = None,
-    ) -> ChatResult:
-        hit = self._lookup(messages, context, model)
-        if hit is not None:
-            return hit
-        kw: dict[str, Any] = {"context": context}
-        if temperature is not None:
-            kw["temperature"] = temperature
-        if max_tokens is not None:
-            kw["max_tokens"] = max_tokens
-        if model is not None:
-            kw["model"] = model
-        return self.inner.chat(messages, **kw)
+    def handle(self, request: ChatRequest) -> ChatResult:
+        hit = self._lookup(request.messages, request.context, request.model)
+        return hit if hit is not None else request.send(self.inner)
 
     def _lookup(
         self, messages: list[dict[str, str]], ctx: CallContext, model: str | None

@@ -278,16 +278,3 @@ class ValidKernel:
     runtime_us: float | None
     speedup_eager: float | None
     allow_torch_ops: bool  # judged with torch ops allowed (e.g. a convert stage): not a kernel
-
-
-def row_dict(r: sqlite3.Row) -> dict[str, Any]:
-    return {k: r[k] for k in r.keys()}
-
-
-def dataclass_dict(obj: Any) -> dict[str, Any]:
-    """``asdict`` for frozen dataclasses with enum values made plain."""
-    out = {}
-    for f in fields(obj):
-        v = getattr(obj, f.name)
-        out[f.name] = v.value if hasattr(v, "value") and not isinstance(v, (int, float)) else v
-    return out
