@@ -4,9 +4,10 @@
 #   PHASE=A  the 2.5 GiB-output data path (scripts/gpu_datapath.py) and the red-team cases that
 #            the protocol changes touch (scripts/gpu_cases.py)
 #   PHASE=B  the conformance set's CUDA rows (scripts/gpu_conformance.py)
-#   PHASE=C  the honest CUDA relu in REPEATS separate `harness eval` runs
+#   PHASE=C  the honest CUDA relu in REPEATS separate `harness eval` runs (stops at C_S seconds)
+#   PHASE=D  the conformance set's Triton rows, then phase C in the time left
 set -u
-OUT=${OUT:-gpu-session6-out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1
+OUT=${OUT:-gpu-session6-out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1; START=$(date +%s)
 compact() {  # one line per gpu_cases.py verdict, without the raw samples
   python3 -c '
 import json, sys
@@ -33,9 +34,19 @@ B)
     echo "conformance $only exit $?"; grep -v '^{' "$OUT/B-$only.log" | tail -25
   done
   ;;
-C)
-  timeout 100 python3 scripts/gpu_warm.py honest_cuda_relu > "$OUT/C-warm.log" 2>&1
+C|D)
+  if [ "${PHASE}" = D ]; then  # the conformance set's Triton rows while the relu's extension builds
+    timeout 150 python3 scripts/gpu_warm.py honest_cuda_relu > "$OUT/C-warm.log" 2>&1 &
+    WARM_PID=$!
+    timeout ${D_S:-250} python3 scripts/gpu_conformance.py --only triton > "$OUT/B-triton.log" 2>&1
+    echo "conformance triton exit $?"; grep -v '^{' "$OUT/B-triton.log" | tail -16
+    wait $WARM_PID
+  else
+    timeout 100 python3 scripts/gpu_warm.py honest_cuda_relu > "$OUT/C-warm.log" 2>&1
+  fi
+  END=$(( START + ${C_S:-560} ))
   for i in $(seq 1 "${REPEATS:-20}"); do
+    if [ $(( $(date +%s) + 35 )) -gt $END ]; then echo "stopped before run $i: time"; break; fi
     timeout 60 python3 -m harness eval tests/adversarial/tasks/relu.py tests/adversarial/candidates/honest_cuda_relu.py \
       --device cuda --mode final --max-timing-s "${TIMING_S:-2}" --json > "$OUT/C-relu.json" 2> "$OUT/C-relu.err"
     python3 - "$OUT/C-relu.json" "$i" <<'PY' | tee -a "$OUT/C-summary.txt"
