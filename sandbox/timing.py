@@ -190,6 +190,15 @@ def time_candidate(j: Judge) -> None:
         if j.hold_until is not None and time.monotonic() > j.hold_until - HOLD_MARGIN_S:
             j.v.evidence["timing_stopped"] = f"at the {j.cfg.gpu_hold_s:g} s bound on holding the GPU"
             break
+    confirm_from = None  # where the confirmation round's samples start (sandbox/wallclock.py)
+    if control:
+        first = _control_checks(float(np.median(samples["candidate"])), gaps["candidate"], ctl_gaps, tails)
+        if any(c.hidden for c in first):
+            j.v.evidence["wall_clock_first_round"] = {c.what: c.evidence() for c in first}
+            confirm_from = (len(gaps["candidate"]), len(ctl_gaps), len(tails["candidate"]), len(tails["control"]))
+            for _ in range(wallclock.CONFIRM_CALLS):  # call by call, so a drift touches both sides alike
+                one("candidate", timed=True)
+                one("control", timed=True)
     # at least 3 checked timed outputs, then a final re-check
     while checks < 3:
         one("candidate", timed=True)
@@ -206,7 +215,7 @@ def time_candidate(j: Judge) -> None:
     for i, name in enumerate(names):
         conv = stats.converged(samples[name], cfg.target_ci, min_n=MIN_SAMPLES)
         j.v.timings[name] = _measure(samples[name], conv, seed=i)
-    _gap_check(j, gaps, wgaps, ctl_gaps, tails)
+    _gap_check(j, gaps, wgaps, ctl_gaps, tails, confirm_from)
     cbg, ebg = float(np.median(bg["candidate"])), float(np.median(bg["eager"]))
     emed = j.v.timings["eager"].median_us
     bg_allowed = max(BG_FLOOR_US, BG_FRACTION * emed)  # eager's median: the work an honest kernel must do
@@ -236,8 +245,15 @@ def _start_control(j: Judge, device_us: float) -> bool:
     return bool(rep.get("ok"))
 
 
+def _control_checks(device_us: float, cand_gaps: list[float], ctl_gaps: list[float],
+                    tails: dict[str, list[float]]) -> list[wallclock.GapCheck]:
+    found = (wallclock.check(tails["candidate"], tails["control"], device_us, "tail"),
+             wallclock.check(cand_gaps, ctl_gaps, device_us, "parent clock"))
+    return [c for c in found if c is not None]
+
+
 def _gap_check(j: Judge, gaps: dict[str, list[float]], wgaps: dict[str, list[float]], ctl_gaps: list[float],
-               tails: dict[str, list[float]]) -> None:
+               tails: dict[str, list[float]], confirm_from: tuple[int, int, int, int] | None = None) -> None:
     """The cross-checks of the reported time (sandbox/wallclock.py): on a GPU the tail and the
     parent's clock, each against the control run in the candidate's own worker; on a CPU (or
     without a control) the parent's clock against the eager baseline's gap, with allowances wide
@@ -245,13 +261,17 @@ def _gap_check(j: Judge, gaps: dict[str, list[float]], wgaps: dict[str, list[flo
     cmed = j.v.timings["candidate"].median_us
     eg = float(np.quantile(gaps["eager"], GAP_QUANTILE))
     side = {n: round(float(np.quantile(g, GAP_QUANTILE)), 2) for n, g in wgaps.items() if g}
+    if confirm_from is not None:  # the first round fired: the confirmation round's samples decide
+        a, b, c, d = confirm_from
+        gaps = {**gaps, "candidate": gaps["candidate"][a:]}
+        ctl_gaps, tails = ctl_gaps[b:], {"candidate": tails["candidate"][c:], "control": tails["control"][d:]}
     g = wallclock.check(gaps["candidate"], ctl_gaps, cmed, "parent clock") if not j.v.host_timers else None
     tail = wallclock.check(tails["candidate"], tails["control"], cmed, "tail") if g is not None else None
     if g is not None and tail is not None:
         j.v.evidence["gap_us"] = {**g.evidence(), "eager_with_lead": round(eg, 2), "worker_side": side,
                                   "samples": {"candidate": [round(x, 1) for x in gaps["candidate"]],
                                               "control": [round(x, 1) for x in ctl_gaps]}}
-        j.v.evidence["tail_us"] = {**tail.evidence(),
+        j.v.evidence["tail_us"] = {**tail.evidence(), "confirmation_round": confirm_from is not None,
                                    "samples": {n: [round(x, 1) for x in v] for n, v in tails.items()}}
         for c in (tail, g):
             if c.hidden:

@@ -20,7 +20,10 @@ its CPU placement and the machine's load:
 Each check rejects when the low quantile of the candidate's samples exceeds the control's by
 more than ``THRESHOLD x floor``: work hidden at or above the floor is caught, work under half
 the floor is never flagged. A low quantile: scheduling noise only ever adds to a sample,
-hidden work adds to every call's.
+hidden work adds to every call's. A check that fires is confirmed before it rejects: the
+timing phase runs ``CONFIRM_CALLS`` more candidate/control pairs, alternating call by call,
+and only those samples decide (on the H100, 1 honest relu run in 16 had a first-round tail
+excess of 46 us and a parent-clock excess of 159 us; hidden work fires in every round).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ THRESHOLD = 0.75
 QUANTILE = 0.1
 CONTROL_MAX_SPIN_US = 500.0
 MIN_CONTROL = 9
+CONFIRM_CALLS = 20  # a check that fires is re-run on this many fresh pairs, call by call; they decide
 
 
 @dataclass
