@@ -78,3 +78,46 @@ def test_parent_clock_check_ignores_honest_spread_and_catches_a_forged_timer(see
     forged = wallclock.check(parent_gaps(20, seed, hidden_us=300.0), parent_gaps(20, seed + 500), 93.0, "parent clock")
     assert forged is not None and forged.hidden and "parent's clock" in forged.message()
     assert wallclock.floor_us(93.0, "parent clock") == 200.0
+
+
+def _judge_stub():
+    from types import SimpleNamespace
+
+    return SimpleNamespace(v=SimpleNamespace(timings={"candidate": SimpleNamespace(median_us=93.0)},
+                                             host_timers=False, evidence={}))
+
+
+def _round(seed: int, tail_hidden: float, parent_hidden: float, n: int = 20):
+    return (parent_gaps(n, seed, parent_hidden), parent_gaps(n, seed + 1),
+            gaps(n, 25.0, seed + 2, tail_hidden), gaps(n, 25.0, seed + 3))
+
+
+def _samples(first, second):
+    cg, kg, ct, kt = (a + b for a, b in zip(first, second, strict=True))
+    marks = (len(first[0]), len(first[1]), len(first[2]), len(first[3]))
+    return {"candidate": cg, "eager": parent_gaps(20, 99)}, kg, {"candidate": ct, "control": kt}, marks
+
+
+def test_a_first_round_glitch_that_the_confirmation_round_does_not_repeat_is_not_rejected():
+    from sandbox.timing import _control_checks, _gap_check
+
+    glitch, clean = _round(1, 46.0, 160.0), _round(2, 0.0, 0.0)
+    assert any(c.hidden for c in _control_checks(93.0, glitch[0], glitch[1],
+                                                 {"candidate": glitch[2], "control": glitch[3]}))
+    gaps_d, ctl, tails, marks = _samples(glitch, clean)
+    j = _judge_stub()
+    _gap_check(j, gaps_d, {}, ctl, tails, confirm_from=marks)  # no Reject
+    assert j.v.evidence["tail_us"]["confirmation_round"] is True
+    assert j.v.evidence["tail_us"]["n_control"] == 20 and j.v.evidence["gap_us"]["n_control"] == 20  # only round 2
+    assert j.v.evidence["tail_us"]["excess"] < j.v.evidence["tail_us"]["threshold"]
+
+
+def test_hidden_work_that_fires_again_in_the_confirmation_round_is_rejected():
+    from sandbox import rules
+    from sandbox.errors import Reject
+    from sandbox.timing import _gap_check
+
+    gaps_d, ctl, tails, marks = _samples(_round(3, 30.0, 0.0), _round(4, 30.0, 0.0))
+    with pytest.raises(Reject) as r:
+        _gap_check(_judge_stub(), gaps_d, {}, ctl, tails, confirm_from=marks)
+    assert r.value.rule == rules.WALL_CLOCK and "end event" in r.value.message
