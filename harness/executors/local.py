@@ -5,7 +5,9 @@
 
 Each unit goes first to the compile pool: a thread that runs ``sandbox.prebuild.prebuild`` (one
 sandboxed build-only worker: import + ``ModelNew(...)``, no ``forward``) so ``load_inline``
-builds land in the shared build cache. A compile error is final there (the verdict the judge
+builds land in the shared build cache. The pool takes the cheapest builds first (no compiler,
+then sources already built once, then native builds; harness/executors/buildorder.py), so a
+first verdict never waits behind an nvcc compile it does not need. A compile error is final there (the verdict the judge
 would give; no timing slot). Everything else joins the ready queue; each timing worker takes
 the earliest-submitted ready unit and judges it with ``sandbox.evaluate.evaluate`` (a cache hit:
 no compile in the timing slot). Units from different ops and methods interleave in
@@ -21,11 +23,12 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.astlock import serialise_ast_parse
+from harness.executors import buildorder
 from harness.executors.base import ExecutorStats, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
 from sandbox.evaluate import EvalConfig
@@ -85,9 +88,13 @@ class LocalExecutor:
         self._units: dict[int, _Unit] = {}  # submitted, not yet resolved
         self._cv = threading.Condition()
         self._closed = False
-        self._pool = (ThreadPoolExecutor(self.compile_workers, thread_name_prefix="kh-build",
-                                         initializer=_lower_priority, initargs=(build_nice,))
-                      if self.compile_workers > 0 else None)
+        self._to_build: list[tuple[int, int, _Unit]] = []  # (build class, seq, unit): cheapest first
+        self._built_sources: set[str] = set()  # native sources this executor has built once
+        self.build_order: list[int] = []  # seq of each unit as its build started (for tests and stats)
+        self._builders = [threading.Thread(target=self._build_loop, args=(build_nice,), name=f"kh-build-{k}",
+                                           daemon=True) for k in range(self.compile_workers)]
+        for t in self._builders:
+            t.start()
         # judges_per_device threads per device: a judgement holds its device exclusively from the
         # moment its workers are up (sandbox/devicelock.py), so a second thread only overlaps the
         # next judgement's worker start-up (Python, torch, CUDA context) with the current one
@@ -106,10 +113,13 @@ class LocalExecutor:
         self._units[unit.seq] = unit
         fut.add_done_callback(lambda _f, k=unit.seq: self._units.pop(k, None))
         self.stats.mark_submit()
-        if self._pool is None:
+        if not self._builders:
             self._enqueue(unit)
         else:
-            self._pool.submit(self._build, unit)
+            with self._cv:
+                cls = buildorder.build_class(source, self._built_sources)
+                heapq.heappush(self._to_build, (cls, unit.seq, unit))
+                self._cv.notify_all()
         return fut
 
     def judge(self, task: Any, source: str, config: EvalConfig) -> Verdict:
@@ -127,9 +137,10 @@ class LocalExecutor:
         build or judgement already running finishes first (its sandboxed processes are ours)."""
         with self._cv:
             self._closed = True
+            self._to_build.clear()  # not started: failed below like every unit still waiting
             self._cv.notify_all()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        for t in self._builders:
+            t.join()
         for t in self._timers:
             t.join()
         for unit in list(self._units.values()):
@@ -144,6 +155,24 @@ class LocalExecutor:
         self.close()
 
     # -- workers --------------------------------------------------------------------------
+    def _build_loop(self, nice: int) -> None:
+        _lower_priority(nice)
+        while True:
+            with self._cv:
+                while not self._to_build and not self._closed:
+                    self._cv.wait()
+                if self._closed:
+                    return
+                _, _, unit = heapq.heappop(self._to_build)
+                self.build_order.append(unit.seq)
+            self._build(unit)
+            if buildorder.build_class(unit.source, set()) != buildorder.NO_BUILD:
+                with self._cv:  # later copies of this source are likely cache hits: they move up
+                    self._built_sources.add(buildorder.source_key(unit.source))
+                    self._to_build = [(buildorder.build_class(u.source, self._built_sources), q, u)
+                                      for _, q, u in self._to_build]
+                    heapq.heapify(self._to_build)
+
     def _build(self, unit: _Unit) -> None:
         build = self._build_fn
         if build is None:
@@ -175,7 +204,7 @@ class LocalExecutor:
     def _enqueue(self, unit: _Unit) -> None:
         with self._cv:
             heapq.heappush(self._ready, unit)
-            self._cv.notify()
+            self._cv.notify_all()  # builders wait on the same condition: a single notify could wake one
 
     def _timing_loop(self, device: str) -> None:
         judge = self._judge_fn
