@@ -104,7 +104,7 @@ class Judge(Checks):
         return dict(self.task.shapes.get(profile, {})) if profile != "default" else {}
 
     # -- phases ------------------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, cache_ro: bool = False) -> None:
         launcher = get_launcher(self.cfg.sandbox, unsafe=self.cfg.unsafe_no_isolation)
         check = getattr(launcher, "check", None)
         if callable(check):
@@ -124,7 +124,7 @@ class Judge(Checks):
         hide = list(self.cfg.hidden_paths)
         self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits)
         self.cand = WorkerSession("candidate", launcher, self.cfg.device, own, self.deadline, limits, hide=hide,
-                                  shared=[shared, trusted], uid=outer_uid(own))
+                                  shared=[shared, trusted], uid=outer_uid(own), cache_ro=cache_ro)
         self.ref.connect()
         self.cand.connect()
         self.arena = Arena()  # made here, outside the jails; the candidate never gets ref_in
@@ -178,9 +178,13 @@ class Judge(Checks):
         sha = opcount.file_sha256(self.opcount_path) if self.opcount_path else None
         rep, rtt = self.cand.request("import", candidate_path=path, hidden=hidden, opcount=self.opcount_path,
                                      opcount_sha256=sha)
-        self.v.durations_s["compile"] = round(float(rep.get("compile_s", 0.0)), 3)
+        here = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks")}
+        self.v.durations_s["compile"] = round(self.v.durations_s.get("compile", 0.0) + float(rep.get("compile_s", 0.0)), 3)
         self.v.durations_s["import"] = round(rtt / 1e9, 3)
-        self.v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks")}
+        if "build" in self.v.evidence:  # the build worker built it (sandbox/buildphase.py)
+            self.v.evidence["build"]["judging_worker"] = here
+        else:
+            self.v.evidence["build"] = here
         if not rep.get("ok"):
             status = failure_status(rep, "importing the candidate ran out of its memory limit")
             what = "compiling" if status is Status.COMPILE_ERROR else "importing"
@@ -246,8 +250,17 @@ class Judge(Checks):
         profile = cfg.profile
         if profile != "default" and profile not in self.task.shapes:
             raise TaskError(f"{self.task.path}: no shape profile {profile!r} (has {self.task.profiles})")
-        self.start()
-        self.import_candidate()  # compiles: no device lock held yet
+        from sandbox import buildphase
+
+        order, why = buildphase.plan(self.source, cfg.device)
+        if order == "sealed" and not buildphase.build(self):
+            order, why = "late", "the build worker did not finish; the judging worker imports it itself"
+        self.v.evidence["build_apart"] = {"order": order, "why": why}
+        self.start(cache_ro=order == "sealed")
+        if order == "sealed":  # no process may start from here on, not even during the import
+            rep, _ = self.cand.request("seal", bound=self.call_bound(floor=10.0))
+            self.v.evidence["build_apart"]["sealed_before_import"] = bool(rep.get("sealed"))
+        self.import_candidate()  # compiles only in the "late" order: no device lock held yet
         self._take_device()
         extras = self.extra_profiles(profile) if self.final else []
         t = time.monotonic()

@@ -105,7 +105,7 @@ class WorkerSession:
 
     def __init__(self, role: str, launcher: Launcher, device: str, cache_root: str | None,
                  deadline: float, limits: Limits, hide: list[str] | None = None,
-                 shared: list[str] | None = None, uid: int | None = None) -> None:
+                 shared: list[str] | None = None, uid: int | None = None, cache_ro: bool = False) -> None:
         self.role = role
         self.deadline = deadline
         self.scratch = tempfile.mkdtemp(prefix=f"kh-{role}-")
@@ -120,8 +120,8 @@ class WorkerSession:
         argv = [sys.executable, "-m", "sandbox.worker", "--role", role, "--scratch", self.scratch,
                 "--device", device, "--cache-root", cache_root, *(a for d in shared for a in ("--shared", d))]
         mounts = [Mount(d, d, False) for d in shared]
-        if not cache_root.startswith(self.scratch + "/"):
-            mounts.append(Mount(cache_root, cache_root, True))
+        if not cache_root.startswith(self.scratch + "/"):  # read-only when a build worker made it (judge.py)
+            mounts.append(Mount(cache_root, cache_root, not cache_ro))
         self.listener: channel.Listener | None = None
         self._secret = secrets.token_hex(16)
         pass_fds: tuple[int, ...] = ()

@@ -1,0 +1,54 @@
+"""Builds apart from judging (sandbox/buildphase.py): compilers run in a build worker; the judging
+worker loads finished builds from a read-only build dir and is sealed (no exec) before import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandbox import buildphase
+from sandbox.evaluate import EvalConfig, evaluate
+from sandbox.task import load_task
+from sandbox.verdict import Status
+
+HERE = Path(__file__).resolve().parent
+RELU = HERE.parent / "adversarial" / "tasks" / "relu.py"
+PROBE = (HERE / "candidates" / "build_apart_probe.py").read_text()
+
+
+def _cfg(**kw) -> EvalConfig:
+    base = dict(device="cpu", profile="small", max_timing_s=0.5, feedback_timing_s=0.5, target_ci=0.05,
+                candidate_name="build_apart_probe.py")
+    base.update(kw)
+    return EvalConfig(**base)
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("build-apart-cache"))  # one compile for the module
+
+
+def test_the_judging_worker_can_neither_write_its_build_dir_nor_start_a_process(cache):
+    v = evaluate(load_task(RELU), PROBE, _cfg(build_dir=cache))
+    assert v.status is Status.VALID, (v.status, v.rule, v.message, v.logs[-2000:])
+    ba = v.evidence["build_apart"]
+    assert ba["order"] == "sealed" and ba["sealed_before_import"] is True, ba
+    assert v.evidence["build"]["builds"] + v.evidence["build"]["cache_hits"] >= 1  # in the build worker
+    assert v.evidence["build"]["judging_worker"]["builds"] == 0  # the judging worker only loaded it
+
+
+def test_plan_keeps_jit_at_call_sources_and_cuda_in_the_late_order():
+    assert buildphase.plan("import torch\n", "cpu")[0] == "sealed"
+    assert buildphase.plan("import triton\n", "cpu")[0] == "late"
+    assert buildphase.plan("fn = torch.compile(f)\n", "cpu")[0] == "late"
+    assert buildphase.plan("from torch.utils.cpp_extension import load_inline\n", "cuda")[0] == "late"
+
+
+def test_in_the_earlier_order_the_same_probe_gets_through(cache, monkeypatch):
+    """The control: the judging worker builds and imports with its build dir writable and exec
+    allowed until the warm-up ends, so both probes succeed and forward answers wrong."""
+    monkeypatch.setattr(buildphase, "plan", lambda source, device: ("late", "forced by the test"))
+    v = evaluate(load_task(RELU), PROBE, _cfg(build_dir=cache))
+    assert v.status is Status.INCORRECT, (v.status, v.rule, v.message)
+    assert v.evidence["build_apart"]["order"] == "late"
