@@ -14,47 +14,13 @@ candidate's process. Contract (see docs/evaluator.md):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from sandbox.config import EvalConfig
 from sandbox.errors import CandidateError
-from sandbox.verdict import Mode, Verdict
+from sandbox.verdict import Verdict
 
 __all__ = ["CandidateError", "EvalConfig", "evaluate"]
-
-
-@dataclass(frozen=True)
-class EvalConfig:
-    mode: Mode = Mode.FEEDBACK
-    device: str = "cpu"  # "cpu" | "cuda" | "cuda:N"
-    sandbox: str = "process"  # "process" | "docker"
-    seed: int | None = None  # None: a secret seed drawn per evaluation (final mode always)
-    timeout_s: float = 600.0  # whole evaluation, compile included
-    allow_torch_ops: bool = False  # research use only; recorded in the verdict
-    profile: str = "default"  # shape profile for the public inputs ("small" for CPU tests)
-    correctness_trials: int = 5
-    baselines: tuple[str, ...] = ("eager", "compile")  # final mode; feedback uses ("eager",)
-    max_timing_s: float = 10.0  # time cap per measured callable (adaptive stopping)
-    target_ci: float = 0.01  # stop when the CI half-width < target_ci * median
-    build_dir: str | None = None  # shared build cache root; None = the default cache
-    # -- additive fields (evaluator helper) --
-    feedback_timing_s: float = 1.5  # time cap per callable in feedback mode
-    hidden_paths: tuple[str, ...] = ()  # dirs masked inside the sandbox (results dir, ...)
-    check_fraction: float = 0.15  # share of timed candidate calls whose output is checked
-    candidate_name: str = "candidate.py"  # file name shown in messages
-    memory_limit_gb: float | None = None  # None: CPU min(8 GiB, 35% of RAM) RSS; GPU 64 GiB
-    unsafe_no_isolation: bool = False  # judge even where no jail can be made (recorded: isolation none)
-    first_call_timeout_s: float = 90.0  # each warm-up call (first call per profile: JIT, autotune)
-    file_size_limit_bytes: int | None = None  # workers' RLIMIT_FSIZE (None: Limits' default); no output travels in a file
-    gpu_hold_s: float = 120.0  # bound on holding the GPU after warm-up (CUDA; compile and first calls excluded)
-    rules: str = "strict"  # rule set: "strict" (no torch compute) | "partial" (sandbox/partial.py); recorded
-
-    def __post_init__(self) -> None:
-        from sandbox.rules import RULE_SETS
-
-        if self.rules not in RULE_SETS:
-            raise ValueError(f"EvalConfig.rules must be one of {', '.join(RULE_SETS)} (--rules), "
-                             f"not {self.rules!r}")
 
 
 def evaluate(task: Any, source: str, config: EvalConfig | None = None) -> Verdict:

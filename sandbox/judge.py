@@ -14,8 +14,6 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-import torch
-
 from sandbox import buildcache, opcount, rules, scan
 from sandbox.arena import CANDIDATE_REGIONS, REGIONS, Arena
 from sandbox.attribution import attribute
@@ -24,31 +22,13 @@ from sandbox.checks import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.devicelock import device_lock
 from sandbox.isolation import Limits, get_launcher
 from sandbox.isolation.process import outer_uid
+from sandbox.judgeenv import _errors_first, cache_root, environment  # noqa: F401 (used by prebuild, attribution)
 from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
 from sandbox.task import TaskError
 from sandbox.verdict import Mode, Status, Verdict, tolerance_evidence
 
 if TYPE_CHECKING:
     from sandbox.evaluate import EvalConfig
-
-
-def cache_root(config: EvalConfig) -> str:
-    if config.build_dir:
-        return os.path.abspath(config.build_dir)
-    from sandbox.buildcache import default_root
-
-    return str(default_root())
-
-
-def environment(device: str, isolation: str) -> dict[str, Any]:
-    import platform
-
-    env: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__,
-                           "cuda": torch.version.cuda, "platform": platform.platform(),
-                           "isolation": isolation, "device": device}
-    if not device.startswith("cuda"):
-        env["cpu_threads_per_worker"] = 1
-    return env
 
 
 def _mem_total() -> int:
@@ -383,12 +363,3 @@ def _died(j: Judge, e: WorkerDied) -> None:
     else:
         j.v.status, j.v.message = Status.RUNTIME_ERROR, f"the candidate's process died: {e}"
     j.v.logs = _errors_first(tail)
-
-
-def _errors_first(log: str, limit: int = 6000) -> str:
-    lines = log.splitlines()
-    errs = [ln for ln in lines if "error" in ln.lower()][:40]
-    head = "\n".join(errs)
-    rest = log if len(log) <= limit else log[-limit:]
-    out = (head + "\n----- full log (tail) -----\n" + rest) if errs else rest
-    return out[: limit * 2]

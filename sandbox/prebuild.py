@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox.evaluate import CandidateError, EvalConfig
+from sandbox.config import EvalConfig
+from sandbox.errors import CandidateError
 from sandbox.verdict import Status, Verdict
 
 BUILD_NICENESS = 19  # build workers take only CPU time that judgements leave
@@ -43,7 +44,7 @@ class BuildResult:
 def _compile_error_verdict(task: Any, source: str, config: EvalConfig, rep: dict[str, Any],
                            rtt_s: float, isolation: str, t0: float) -> Verdict:
     """The verdict sandbox/judge.py gives a candidate whose import fails to compile."""
-    from sandbox.judge import _errors_first, environment
+    from sandbox.judgeenv import _errors_first, environment
 
     v = Verdict(status=Status.COMPILE_ERROR, mode=config.mode, device=config.device, task=task.name,
                 candidate_sha256=hashlib.sha256(source.encode()).hexdigest(),
@@ -67,7 +68,7 @@ def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildR
     from sandbox.candidate import entry_point
     from sandbox.isolation import Limits, get_launcher
     from sandbox.isolation.process import outer_uid
-    from sandbox.judge import cache_root
+    from sandbox.judgeenv import cache_root
     from sandbox.session import WorkerDied, WorkerSession
     from sandbox.task import Task, load_task
 
