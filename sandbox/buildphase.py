@@ -53,7 +53,7 @@ def build(j: Judge) -> bool:
     j.v.durations_s["compile"] = round(res.compile_s, 3)
     j.v.evidence["build"] = {"builds": res.builds, "cache_hits": res.cache_hits, **res.extra}
     if res.outcome == "compile_error":
-        raise Reject(Status.COMPILE_ERROR, None, "compiling the candidate failed (in the build worker)",
+        raise Reject(Status.COMPILE_ERROR, None, res.message,  # the same verdict the judging worker would give
                      log=res.verdict.logs if res.verdict is not None else res.message)
     if res.outcome != "built":
         j.v.evidence["build_worker"] = res.message[:300]

@@ -162,7 +162,7 @@ class Judge(Checks):
         self.v.durations_s["compile"] = round(self.v.durations_s.get("compile", 0.0) + float(rep.get("compile_s", 0.0)), 3)
         self.v.durations_s["import"] = round(rtt / 1e9, 3)
         if "build" in self.v.evidence:  # the build worker built it (sandbox/buildphase.py)
-            self.v.evidence["build"]["judging_worker"] = here
+            self.v.evidence["build_judging_worker"] = here
         else:
             self.v.evidence["build"] = here
         if not rep.get("ok"):

@@ -35,7 +35,7 @@ def test_the_judging_worker_can_neither_write_its_build_dir_nor_start_a_process(
     ba = v.evidence["build_apart"]
     assert ba["order"] == "sealed" and ba["sealed_before_import"] is True, ba
     assert v.evidence["build"]["builds"] + v.evidence["build"]["cache_hits"] >= 1  # in the build worker
-    assert v.evidence["build"]["judging_worker"]["builds"] == 0  # the judging worker only loaded it
+    assert v.evidence["build_judging_worker"]["builds"] == 0  # the judging worker only loaded it
 
 
 def test_plan_keeps_jit_at_call_sources_and_cuda_in_the_late_order():
