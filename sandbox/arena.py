@@ -17,7 +17,7 @@ Layout of a region: tensors' raw bytes, each at a 64-byte aligned offset, descri
 header that travels through the parent as JSON (never read back from shared memory):
 ``{"dtype", "shape", "offset"}`` (plus ``"stride"`` and ``"base"`` for inputs) or
 ``{"type": Name}`` (an output that is not a plain tensor) or ``{"value": x}`` (a non-tensor
-input). dtypes come from a fixed table (sandbox/outfile.py). An output header comes from the
+input). dtypes come from a fixed table (sandbox/tensorfmt.py). An output header comes from the
 untrusted candidate process: ``read_outputs`` checks everything in it against the region.
 """
 
@@ -27,7 +27,7 @@ import mmap
 import os
 from typing import Any
 
-from sandbox.outfile import ALIGN, MAX_DIMS, Malformed, _dtypes, _not_plain, _pad
+from sandbox.tensorfmt import ALIGN, MAX_DIMS, Malformed, _dtypes, _not_plain, _pad
 
 REGIONS = ("ref_in", "cand_in", "out")
 CANDIDATE_REGIONS = ("cand_in", "out")

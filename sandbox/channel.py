@@ -3,9 +3,9 @@
 The parent (trusted) creates the socket in a private 0700 directory, the worker connects
 once at startup (before any candidate code runs), the parent accepts exactly one
 connection and unlinks the path so nobody else can connect. Messages are 4-byte big-endian
-length + UTF-8 JSON object. Tensors never travel on the socket: the worker writes them to
-a file in its scratch dir (sandbox/outfile.py: raw bytes, no pickle) that the reference worker
-reads and compares (sandbox/refcheck.py).
+length + UTF-8 JSON object. Tensors never travel on the socket: they move through the
+shared-memory regions the parent makes (sandbox/arena.py: raw bytes, no pickle), whose fds
+the channel carries (SCM_RIGHTS); the reference worker reads and compares (sandbox/refcheck.py).
 
 This module only frames bytes; what a message may contain is checked by its caller.
 """

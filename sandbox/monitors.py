@@ -205,7 +205,7 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     import socket
     import struct
 
-    from sandbox import arena, callpath, channel, control, hooks, outfile, profsummary
+    from sandbox import arena, callpath, channel, control, hooks, profsummary, tensorfmt
 
     d["socket.socket.sendall"] = socket.socket.sendall
     d["socket.socket.recv_into"] = socket.socket.recv_into
@@ -219,7 +219,7 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
         for k, v in vars(cls).items():
             if callable(v) and not k.startswith("__"):
                 d[f"sandbox.arena.{cls.__name__}.{k}"] = v
-    for mod in (arena, callpath, channel, hooks, outfile, profsummary, sys.modules[__name__]):
+    for mod in (arena, callpath, channel, hooks, profsummary, tensorfmt, sys.modules[__name__]):
         for k, v in vars(mod).items():
             if callable(v) and not k.startswith("__"):
                 d[f"{mod.__name__}.{k}"] = v

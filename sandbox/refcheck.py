@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from sandbox import arena
-from sandbox.outfile import Malformed
+from sandbox.tensorfmt import Malformed
 
 MAX_KEPT = 2  # candidate outputs kept for later checks ("first")
 
@@ -46,7 +46,7 @@ def check(w: Any, req: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "kind": "protocol", "error": f"nothing to check against ({against!r})"}
     ref_devices = [str(r.device) if isinstance(r, t.Tensor) else type(r).__name__ for r in ref]
     named = next((i for i, o in enumerate(outs) if isinstance(o, str)), None)
-    if named is not None and len(outs) == len(ref):  # not a plain tensor: outfile gave its type's name
+    if named is not None and len(outs) == len(ref):  # not a plain tensor: the reader gave its type's name
         return {"ok": True, "types_ok": False, "plain": False, "inputs_intact": intact,
                 "message": f"output {named} is a {outs[named]}, not a plain torch.Tensor"}
     ct = compare.check_types(outs, ref, list(req.get("devices", [])), ref_devices)

