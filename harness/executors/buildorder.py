@@ -18,10 +18,11 @@ built later than it could have been; no verdict depends on the order.
 from __future__ import annotations
 
 import hashlib
-import re
+
+# the evaluator's own test for "this source runs a compiler"
+from sandbox.buildphase import NATIVE_BUILD
 
 NO_BUILD, SEEN, NATIVE = 0, 1, 2
-_NATIVE = re.compile(r"\bload_inline\b|\bcpp_extension\b|\bRawKernel\b|\bRawModule\b|\bnvrtc\b|\bcompile_with_cache\b")
 
 
 def source_key(source: str) -> str:
@@ -29,6 +30,6 @@ def source_key(source: str) -> str:
 
 
 def build_class(source: str, built: set[str]) -> int:
-    if not _NATIVE.search(source):
+    if not NATIVE_BUILD.search(source):
         return NO_BUILD
     return SEEN if source_key(source) in built else NATIVE
