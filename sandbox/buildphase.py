@@ -5,12 +5,13 @@ A candidate with C++/CUDA extension sources is first imported by a separate jail
 build cache). The judging worker then mounts that tier read-only and is sealed (no exec, seccomp)
 before it imports the candidate: it only loads finished builds and can start no process.
 
-Two cases keep the earlier order (the judging worker imports with its build dir writable and is
-sealed after the warm-up calls), recorded as ``evidence.build_apart = "late"`` with the reason:
-
-* sources that compile at their first call (Triton, cupy, numba, ``torch.compile``): their
-  compilers run in the warm-up, inside the judging worker;
-* CUDA judgements: the sealed order has not yet run on a GPU (docs/evaluator.md).
+CUDA sources are built the same way, by a build worker without a GPU, for this machine's GPU
+arch (sandbox/session.py: ``cuda_build``). One case keeps the earlier order (the judging worker
+imports with its build dir writable and is sealed after the warm-up calls), recorded as
+``evidence.build_apart = "late"`` with the reason: sources that compile at their first call
+(Triton, cupy, numba, ``torch.compile``), whose compilers run in the warm-up, inside the judging
+worker. ``KH_BUILD_APART=cpu`` in the parent's environment keeps CUDA judgements in the late
+order too (an operator's switch, e.g. for a GPU stack where the sealed order fails).
 
 The markers are read from the source: a candidate that hides its extension build from them is
 judged sealed and its build fails in the judging worker (a compile or runtime error, its own).
@@ -18,6 +19,7 @@ judged sealed and its build fails in the judging worker (a compile or runtime er
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING
 
@@ -33,8 +35,8 @@ JIT_AT_CALL = re.compile(r"\btriton\b|\bcupy\b|\bnumba\b|\bcompile\s*\(|\btilela
 
 def plan(source: str, device: str) -> tuple[str, str]:
     """("sealed" | "late", why)."""
-    if device.startswith("cuda"):
-        return "late", "CUDA: the sealed order has not yet run on a GPU"
+    if device.startswith("cuda") and os.environ.get("KH_BUILD_APART", "all") == "cpu":
+        return "late", "CUDA: KH_BUILD_APART=cpu (the operator kept CUDA judgements in the late order)"
     if JIT_AT_CALL.search(source):
         return "late", "the source compiles at its first call (Triton, cupy, numba or torch.compile)"
     return "sealed", "built by a separate build worker; the judging worker loads it read-only, sealed"

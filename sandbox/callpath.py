@@ -86,6 +86,7 @@ class CallPath:
         # worker is idle there (OMP_WAIT_POLICY=PASSIVE); work pushed to a pool is not
         p_now, t_now = _ptime_ns(), _ttime_ns()
         self._bg_ns = (p_now - self._mark[0]) - (t_now - self._mark[1]) if self._mark else 0
+        self._prep_mark = (p_now, t_now, _perf_ns())
         self._target = req["target"]
         self.last_out = None  # the previous snapshot's memory goes back to the allocator before the poison
         rep: dict[str, Any] = {"ok": True}
@@ -215,6 +216,16 @@ class CallPath:
         return {"ok": True, "ns": elapsed_ns, "enqueue_ns": enqueue_ns, "pre_ns": pre_ns, "tail_ns": tail_ns,
                 "native_threads": len(_listdir("/proc/self/task")),
                 "w_ns": _perf_ns() - w0, "bg_cpu_ns": self._bg_ns}
+
+    def bg_report(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Other threads' CPU since the last call's window ended and since its prepare (the
+        judge asks after each output check: work done for a checked output, sandbox/checks.py)."""
+        p_now, t_now, w_now = _ptime_ns(), _ttime_ns(), _perf_ns()
+        since_call = (p_now - self._mark[0]) - (t_now - self._mark[1]) if self._mark else 0
+        pm = getattr(self, "_prep_mark", None)
+        since_prep = (p_now - pm[0]) - (t_now - pm[1]) if pm else 0
+        return {"ok": True, "since_call_ns": since_call, "since_prepare_ns": since_prep,
+                "window_ns": w_now - pm[2] if pm else 0}
 
     def finish(self) -> None:
         """Inputs-unchanged check of the last call (runs before any later request is served):

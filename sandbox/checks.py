@@ -32,6 +32,10 @@ def failure_status(rep: dict[str, Any], oom_message: str) -> Status:
 
 CALL_FLOOR_S = 2.0  # every candidate request has a deadline: max(floor, CALL_MULT x the reference's call)
 CALL_MULT = 50.0
+# other threads' CPU around one checked output (check_window): the floor, and the share of the
+# window's wall time (from the call's prepare to after the check) allowed beyond it
+CHECK_BG_FLOOR_US = 50.0
+CHECK_BG_FRACTION = 0.05
 
 
 class Checks:
@@ -107,9 +111,17 @@ class Checks:
                          f"{what}: the output is {size} bytes; the reference's outputs are "
                          f"{sum(self.ref_bytes)} bytes in all")
         self.n_checks += 1
-        rep, _ = self.ref.request("check", entries=f.get("entries"), devices=f.get("devices", []), atol=self.atol,
-                                  rtol=self.rtol,
-                                  against=against, keep=keep, trivial=against == "last")
+        # the candidate's whole tree is stopped while the reference reads the output and its
+        # inputs: no thread of it can rewrite the arena under the check
+        frozen = self.cand.freeze()
+        try:
+            rep, _ = self.ref.request("check", entries=f.get("entries"), devices=f.get("devices", []),
+                                      atol=self.atol, rtol=self.rtol, against=against, keep=keep,
+                                      trivial=against == "last")
+        finally:
+            self.cand.thaw(frozen)
+        self.v.evidence["frozen_checks"] = self.v.evidence.get("frozen_checks", 0) + bool(frozen)
+        self.check_window(what)
         if not rep.get("ok"):
             raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f"{what}: the output could not be checked: "
                          f"{str(rep.get('error', ''))[:500]}")
@@ -124,6 +136,25 @@ class Checks:
             raise Reject(Status.INCORRECT, rules.INPUTS_MODIFIED,
                          f"{what}: the candidate's input region no longer holds the inputs the reference staged")
         return rep
+
+    def check_window(self, what: str) -> None:
+        """Work the candidate's other threads did for a checked output: their CPU from the call's
+        prepare (GPU: CPU work beside a GPU call is work the GPU timing never sees) or from the end
+        of its timed window (CPU) to after the check. An honest worker is idle there."""
+        rep, _ = self.cand.request("bg", bound=self.call_bound(floor=10.0))
+        if not rep.get("ok"):
+            return
+        gpu = self.cfg.device.startswith("cuda")
+        us = int(rep.get("since_prepare_ns" if gpu else "since_call_ns", 0)) / 1e3
+        allowed = max(CHECK_BG_FLOOR_US, CHECK_BG_FRACTION * int(rep.get("window_ns", 0)) / 1e3)
+        worst = self.v.evidence.get("check_bg_us")
+        if worst is None or us > worst["us"]:
+            self.v.evidence["check_bg_us"] = {"us": round(us, 1), "allowed": round(allowed, 1), "at": what}
+        if us > allowed:
+            raise Reject(Status.REJECTED, rules.THREADS,
+                         f"{what}: other threads of the candidate's process burnt {us:.0f} us of CPU "
+                         f"{'during the call and its check' if gpu else 'between the end of the call and its check'} "
+                         f"(allowed {allowed:.0f} us): the output was worked on outside the timed window")
 
     def check_against(self, seed: int, label: str, index: int, rule_fail: str | None = None,
                       ref_ready: bool = False, keep: str | None = None) -> Trial:

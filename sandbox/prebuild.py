@@ -94,7 +94,7 @@ def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildR
         shared, own, trusted = buildcache.layout(cache_root(config), source)
         w = WorkerSession("candidate", get_launcher(config.sandbox, unsafe=config.unsafe_no_isolation), "cpu", own,
                           t0 + config.timeout_s, limits, hide=list(config.hidden_paths), shared=[shared],
-                          uid=outer_uid(own))
+                          uid=outer_uid(own), cuda_build=cuda)
         w.connect()
         path = os.path.join(w.scratch, os.path.basename(config.candidate_name) or "candidate.py")
         with open(path, "w") as f:

@@ -55,7 +55,9 @@ class CallTimeout(WorkerDied):
         super().__init__(msg, timed_out=True)
 
 
-def scrubbed_env(scratch: str, cache_root: str, gpu: bool = False) -> dict[str, str]:
+def scrubbed_env(scratch: str, cache_root: str, gpu: bool = False, cuda_build: bool = False) -> dict[str, str]:
+    """The worker's environment. ``cuda_build``: a build worker (no GPU) that compiles CUDA
+    sources for the GPU of this machine (its arch list, as a GPU worker would get)."""
     env = {k: v for k, v in os.environ.items()
            if k in ENV_ALLOW and not any(d in k.upper() for d in ENV_DENY)}
     env.update({
@@ -79,7 +81,7 @@ def scrubbed_env(scratch: str, cache_root: str, gpu: bool = False) -> dict[str, 
         # one intra-op thread per worker on CPU: spinning OpenMP pools on an oversubscribed box
         # made eager baselines swing 1000x (lead's L2); CPU numbers are test-only anyway
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
-    if gpu and "TORCH_CUDA_ARCH_LIST" not in env:
+    if (gpu or cuda_build) and "TORCH_CUDA_ARCH_LIST" not in env:
         arch = _gpu_arch()
         if arch:
             env["TORCH_CUDA_ARCH_LIST"] = arch  # build for the present GPU only (faster compiles)
@@ -105,7 +107,8 @@ class WorkerSession:
 
     def __init__(self, role: str, launcher: Launcher, device: str, cache_root: str | None,
                  deadline: float, limits: Limits, hide: list[str] | None = None,
-                 shared: list[str] | None = None, uid: int | None = None, cache_ro: bool = False) -> None:
+                 shared: list[str] | None = None, uid: int | None = None, cache_ro: bool = False,
+                 cuda_build: bool = False) -> None:
         self.role = role
         self.deadline = deadline
         self.scratch = tempfile.mkdtemp(prefix=f"kh-{role}-")
@@ -139,7 +142,7 @@ class WorkerSession:
             argv += ["--socket", self.listener.path, "--secret", self._secret]
             mounts.append(Mount(self.listener.dir, self.listener.dir, True))
         spec = WorkerSpec(
-            argv=argv, env=scrubbed_env(self.scratch, cache_root, device.startswith("cuda")), cwd=self.scratch,
+            argv=argv, env=scrubbed_env(self.scratch, cache_root, device.startswith("cuda"), cuda_build), cwd=self.scratch,
             scratch=self.scratch, mounts=mounts, hide=list(hide or []), limits=limits,
             gpu=device.startswith("cuda"), log_path=self.log_path, pass_fds=pass_fds, uid=uid,
         )
@@ -264,6 +267,15 @@ class WorkerSession:
         if channel.pending(self.sock):
             raise ProtocolViolation(f"{self.role} worker sent an unsolicited extra message after {op}")
         return rep, rtt
+
+    def freeze(self) -> Any:
+        """Stop the worker's whole tree (sandbox/isolation): for the judge's output checks."""
+        fn = getattr(self.handle, "freeze", None)
+        return fn() if fn is not None else None
+
+    def thaw(self, token: Any) -> None:
+        if token is not None:
+            self.handle.thaw(token)
 
     def log_tail(self, n: int = 4000) -> str:
         try:

@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     del secret
     handlers = {"setup": w.setup, "call": w.call, "fetch": w.fetch, "profile": w.profile,
                 "monitor": w.monitor_report, "poison": w.set_poison, "prepare": w.prepare, "go": w.go,
-                "warm_device": w.warm_device, "arena": w.arena_map}
+                "warm_device": w.warm_device, "arena": w.arena_map, "bg": w.bg_report}
     if a.role == "candidate":
         handlers["import"], handlers["seal"], handlers["control"] = w.import_candidate, w.seal, w.control
     else:

@@ -9,7 +9,7 @@ whose directory the backend makes visible at the same path inside the sandbox.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 
 class SandboxUnavailable(RuntimeError):
@@ -70,6 +70,13 @@ class WorkerHandle(Protocol):
 
     def violation(self) -> str | None:
         """A resource watchdog's finding (e.g. 'processes: 300 > 256'), if it killed the worker."""
+
+    def freeze(self) -> Any:
+        """Stop every process and thread the worker has (nothing in its memory changes until
+        ``thaw``); returns a token for ``thaw``."""
+
+    def thaw(self, token: Any) -> None:
+        """Let what ``freeze`` stopped run again."""
 
 
 class Launcher(Protocol):

@@ -137,6 +137,21 @@ class ContainerHandle:
     def violation(self) -> str | None:
         return self._violation
 
+    def freeze(self) -> bool:
+        """Pause the container (the cgroup freezer): every process in it stops."""
+        try:
+            self.container.pause()
+            return True
+        except Exception:  # noqa: BLE001 - exited, or no freezer: the check runs unfrozen
+            return False
+
+    def thaw(self, token: bool) -> None:
+        if token:
+            try:
+                self.container.unpause()
+            except Exception:  # noqa: BLE001
+                pass
+
 
 @atexit.register
 def _remove_started() -> None:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox.isolation.base import Limits, SandboxUnavailable, WorkerSpec
-from sandbox.isolation.proctree import _children_map, _dir_bytes, _rss_bytes, descendants
+from sandbox.isolation.proctree import _children_map, _dir_bytes, _rss_bytes, continue_tree, descendants, stop_tree
 
 PR_SET_PDEATHSIG = 1
 JAIL = str(Path(__file__).resolve().parent / "jail.py")
@@ -306,6 +306,13 @@ class ProcessHandle:
 
     def violation(self) -> str | None:
         return self._violation
+
+    def freeze(self) -> list[int]:
+        """Stop every process of the worker's tree (the judge's output check runs meanwhile)."""
+        return stop_tree(self.pid) if self.proc.poll() is None else []
+
+    def thaw(self, token: list[int]) -> None:
+        continue_tree(token)
 
     def extra_processes(self) -> int:
         """Processes in the worker's tree beyond its own (the jail's launcher, its namespace's

@@ -76,3 +76,55 @@ def _dir_bytes(path: str, cap: int = 20000) -> int:
                 except OSError:
                     pass
     return total
+
+
+def _threads_stopped(pids: list[int]) -> bool:
+    """Every thread of ``pids`` is in the stopped state (or gone)."""
+    for p in pids:
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for t in tids:
+            try:
+                with open(f"/proc/{p}/task/{t}/stat", "rb") as f:
+                    s = f.read()
+            except OSError:
+                continue
+            if s[s.rfind(b")") + 2 : s.rfind(b")") + 3] not in (b"T", b"t", b"Z", b"X"):
+                return False
+    return True
+
+
+def stop_tree(pid: int, settle_s: float = 0.5) -> list[int]:
+    """SIGSTOP ``pid`` and all its descendants, again for any that appear meanwhile, and wait
+    (up to ``settle_s``) until every one of their threads is stopped. Returns the pids stopped
+    (give them to :func:`continue_tree`). What the tree holds in memory cannot change until then."""
+    import signal
+    import time
+
+    stopped: list[int] = []
+    for _ in range(8):
+        new = [p for p in descendants(pid) if p not in stopped]
+        if not new:
+            break
+        for p in new:
+            try:
+                os.kill(p, signal.SIGSTOP)
+                stopped.append(p)
+            except (ProcessLookupError, PermissionError):
+                pass
+    end = time.monotonic() + settle_s
+    while not _threads_stopped(stopped) and time.monotonic() < end:
+        time.sleep(0.0002)
+    return stopped
+
+
+def continue_tree(pids: list[int]) -> None:
+    import signal
+
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGCONT)
+        except (ProcessLookupError, PermissionError):
+            pass

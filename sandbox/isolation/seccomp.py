@@ -18,7 +18,9 @@ escapes the measurement:
   ``memfd_secret``, ``shmget``, ``msgget``.
 
 Refused calls fail with EPERM; a foreign audit arch (e.g. i386 ``int 0x80``) or an x32 system
-call number on x86_64 kills the whole process.  With ``deny_exec`` ``execve``/``execveat`` fail too.
+call number on x86_64 kills the whole process.  With ``deny_exec`` (the worker's seal)
+``execve``/``execveat`` fail too, and so does starting a process (``fork``, ``vfork``, ``clone``
+without ``CLONE_THREAD``): threads only.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 # fmt: off
 SYSCALLS: dict[str, dict[str, int]] = {
     "x86_64": {
-        "shmget": 29, "connect": 42, "clone": 56, "execve": 59, "msgget": 68, "ptrace": 101, "syslog": 103,
+        "shmget": 29, "connect": 42, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "msgget": 68, "ptrace": 101, "syslog": 103,
         "pivot_root": 155, "chroot": 161, "acct": 163, "mount": 165, "umount2": 166,
         "swapon": 167, "swapoff": 168, "reboot": 169, "init_module": 175, "delete_module": 176,
         "quotactl": 179, "kexec_load": 246, "add_key": 248, "request_key": 249, "keyctl": 250,
@@ -100,7 +102,8 @@ DENIED = (
     "connect",
 )
 # fmt: on
-EXEC_CALLS = ("execve", "execveat")
+EXEC_CALLS = ("execve", "execveat", "fork", "vfork")  # refused once sealed (x86_64 has fork/vfork)
+CLONE_THREAD = 0x00010000
 
 
 def _native_arch() -> str | None:
@@ -151,13 +154,17 @@ def build(deny_exec: bool = False, arch: str | None = None, allow: tuple[str, ..
     for name in names:
         if name in table:
             prog += [_insn(_JEQ, table[name], jf=1), _insn(_RET, eperm)]
+    # sealed (deny_exec): no new process either, only threads (clone with CLONE_THREAD): a
+    # process started after the seal would run outside every per-process CPU count
+    no_fork = [_insn(_JSET, CLONE_THREAD, jt=1), _insn(_RET, eperm)] if deny_exec else []
     prog += [
         _insn(_JEQ, table["clone3"], jf=1),
         _insn(_RET, RET_ERRNO | errno.ENOSYS),
-        _insn(_JEQ, table["clone"], jf=3),  # clone(flags, ...): flags is args[0] on both arches
+        _insn(_JEQ, table["clone"], jf=3 + len(no_fork)),  # clone(flags, ...): flags is args[0] on both arches
         _insn(_LD_ABS_W, _OFF_ARG0_LO),
         _insn(_JSET, CLONE_NS_FLAGS, jf=1),
         _insn(_RET, eperm),
+        *no_fork,
         _insn(_RET, RET_ALLOW),
     ]
     return b"".join(prog)

@@ -168,6 +168,12 @@ CPU_CHEATS: list[Case] = [
          cheat="20", timeout_s=120),
     Case("cheat_20c_memory_bomb", "relu", (REJECTED,), (R.RESOURCES,), cheat="20", timeout_s=300),
     Case("cheat_20d_infinite_loop", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="20", timeout_s=60),
+    Case("cheat_36_out_rewrite", "relu", (REJECTED, INCORRECT), (R.THREADS, R.TOLERANCE, R.NONFINITE),
+         cheat="36", mode=Mode.FINAL,
+         note="a native thread rewrites the fetched output in the arena: the candidate is stopped during every "
+              "check, and other threads' CPU around a checked output is counted"),
+    Case("cheat_37_fork_after_seal", "relu", (Status.RUNTIME_ERROR,), (None,), cheat="37",
+         note="the seal refuses new processes (clone without CLONE_THREAD), not only exec"),
 ]
 """Cheats that need only the table (special ones with fixtures live in the test module)."""
 
@@ -197,6 +203,9 @@ GPU_CASES: list[Case] = [
          note="8 us hidden, under half the floor: the cross-check promises nothing there and must not fire"),
     Case("gpu_cheat_35_autotune_every_call", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="35", mode=Mode.FINAL,
          note="every call re-tunes 24 Triton configs (~3 s of GPU): the per-call deadline ends it"),
+    Case("gpu_cheat_36_out_rewrite", "relu", (REJECTED, INCORRECT), (R.THREADS, R.TOLERANCE, R.NONFINITE),
+         cheat="36", mode=Mode.FINAL,
+         note="no ReLU on the GPU (a copy kernel); a host thread clamps the fetched output in the arena"),
     Case("honest_cuda_relu", "relu", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_sum", "sum_dim", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_matmul", "matmul", (VALID,), mode=Mode.FINAL),

@@ -38,11 +38,17 @@ def test_the_judging_worker_can_neither_write_its_build_dir_nor_start_a_process(
     assert v.evidence["build_judging_worker"]["builds"] == 0  # the judging worker only loaded it
 
 
-def test_plan_keeps_jit_at_call_sources_and_cuda_in_the_late_order():
+def test_plan_keeps_jit_at_call_sources_in_the_late_order(monkeypatch):
+    monkeypatch.delenv("KH_BUILD_APART", raising=False)
     assert buildphase.plan("import torch\n", "cpu")[0] == "sealed"
     assert buildphase.plan("import triton\n", "cpu")[0] == "late"
     assert buildphase.plan("fn = torch.compile(f)\n", "cpu")[0] == "late"
-    assert buildphase.plan("from torch.utils.cpp_extension import load_inline\n", "cuda")[0] == "late"
+    assert buildphase.plan("import triton\n", "cuda")[0] == "late"
+    inline = "from torch.utils.cpp_extension import load_inline\n"
+    assert buildphase.plan(inline, "cuda")[0] == "sealed"
+    monkeypatch.setenv("KH_BUILD_APART", "cpu")  # the operator's switch
+    assert buildphase.plan(inline, "cuda")[0] == "late"
+    assert buildphase.plan(inline, "cpu")[0] == "sealed"
 
 
 def test_in_the_earlier_order_the_same_probe_gets_through(cache, monkeypatch):
