@@ -138,23 +138,28 @@ class Checks:
         return rep
 
     def check_window(self, what: str) -> None:
-        """Work the candidate's other threads did for a checked output: their CPU from the call's
-        prepare (GPU: CPU work beside a GPU call is work the GPU timing never sees) or from the end
-        of its timed window (CPU) to after the check. An honest worker is idle there."""
+        """Work the candidate's other threads did for a checked output: their CPU from the end of
+        the call's timed window to after the check (an honest CPU worker has no other busy thread:
+        one intra-op thread, OMP_WAIT_POLICY=PASSIVE). Enforced on CPU. On a GPU it is recorded
+        only: honest CUDA kernels showed 2-5 ms of other threads' CPU around a check on the H100
+        (the driver's own threads; docs/evaluator.md), so there the freeze and the per-call
+        median of sandbox/timing.py stand alone."""
         rep, _ = self.cand.request("bg", bound=self.call_bound(floor=10.0))
         if not rep.get("ok"):
             return
         gpu = self.cfg.device.startswith("cuda")
-        us = int(rep.get("since_prepare_ns" if gpu else "since_call_ns", 0)) / 1e3
+        us = int(rep.get("since_call_ns", 0)) / 1e3
         allowed = max(CHECK_BG_FLOOR_US, CHECK_BG_FRACTION * int(rep.get("window_ns", 0)) / 1e3)
         worst = self.v.evidence.get("check_bg_us")
         if worst is None or us > worst["us"]:
-            self.v.evidence["check_bg_us"] = {"us": round(us, 1), "allowed": round(allowed, 1), "at": what}
-        if us > allowed:
+            self.v.evidence["check_bg_us"] = {
+                "us": round(us, 1), "since_prepare_us": round(int(rep.get("since_prepare_ns", 0)) / 1e3, 1),
+                "allowed": round(allowed, 1), "at": what, "enforced": not gpu}
+        if us > allowed and not gpu:
             raise Reject(Status.REJECTED, rules.THREADS,
-                         f"{what}: other threads of the candidate's process burnt {us:.0f} us of CPU "
-                         f"{'during the call and its check' if gpu else 'between the end of the call and its check'} "
-                         f"(allowed {allowed:.0f} us): the output was worked on outside the timed window")
+                         f"{what}: other threads of the candidate's process burnt {us:.0f} us of CPU between "
+                         f"the end of the call and its check (allowed {allowed:.0f} us): the output was worked "
+                         "on outside the timed window")
 
     def check_against(self, seed: int, label: str, index: int, rule_fail: str | None = None,
                       ref_ready: bool = False, keep: str | None = None) -> Trial:

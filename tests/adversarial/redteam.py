@@ -205,7 +205,8 @@ GPU_CASES: list[Case] = [
          note="every call re-tunes 24 Triton configs (~3 s of GPU): the per-call deadline ends it"),
     Case("gpu_cheat_36_out_rewrite", "relu", (REJECTED, INCORRECT), (R.THREADS, R.TOLERANCE, R.NONFINITE),
          cheat="36", mode=Mode.FINAL,
-         note="no ReLU on the GPU (a copy kernel); a host thread clamps the fetched output in the arena"),
+         note="no ReLU on the GPU (a copy kernel); a host thread clamps the fetched output in the arena: the "
+              "freeze during checks and the per-call background-CPU median"),
     Case("honest_cuda_relu", "relu", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_sum", "sum_dim", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_matmul", "matmul", (VALID,), mode=Mode.FINAL),

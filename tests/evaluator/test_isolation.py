@@ -69,6 +69,14 @@ def test_hang_times_out_and_kills_the_group(private_tmp):
     assert not _worker_pids(private_tmp)
 
 
+def test_fork_bomb_in_the_sealed_order_starts_no_process(private_tmp):
+    """The sealed order (sandbox/buildphase.py): the seal refuses new processes before import."""
+    v = run(python_candidate("        return a + b", FORK_BOMB), allow_torch_ops=True, timeout_s=200)
+    assert v.status is Status.RUNTIME_ERROR, (v.status, v.rule, v.message)
+    assert "Operation not permitted" in v.logs or "PermissionError" in v.logs, v.logs[-2000:]
+    assert not _worker_pids(private_tmp)
+
+
 def test_segfault_is_a_runtime_error():
     body = "        os.kill(os.getpid(), 11)\n        return a + b"
     v = run(python_candidate(body), allow_torch_ops=True)
@@ -80,13 +88,20 @@ def test_os_exit_is_a_runtime_error():
     assert v.status is Status.RUNTIME_ERROR and "died" in v.message, v.message
 
 
-def test_fork_bomb_is_killed_by_the_process_watchdog(private_tmp):
-    # bounded (600 sleeping children) so a broken watchdog cannot take the test machine down
-    prelude = ("_fork = getattr(os, 'fo' + 'rk')\n"
-               "for _ in range(600):\n"
-               "    if _fork() == 0:\n        time.sleep(120)\n        os._exit(0)\n"
-               "time.sleep(120)\n")
-    v = run(python_candidate("        return a + b", prelude), allow_torch_ops=True, timeout_s=200)
+# bounded (600 sleeping children) so a broken watchdog cannot take the test machine down
+FORK_BOMB = ("_fork = getattr(os, 'fo' + 'rk')\n"
+             "for _ in range(600):\n"
+             "    if _fork() == 0:\n        time.sleep(120)\n        os._exit(0)\n"
+             "time.sleep(120)\n")
+
+
+def test_fork_bomb_is_killed_by_the_process_watchdog(private_tmp, monkeypatch):
+    """The late order (the candidate imports before the seal, as Triton sources do): the
+    processes start, and the watchdog ends the judgement."""
+    from sandbox import buildphase
+
+    monkeypatch.setattr(buildphase, "plan", lambda source, device: ("late", "forced by the test"))
+    v = run(python_candidate("        return a + b", FORK_BOMB), allow_torch_ops=True, timeout_s=200)
     assert v.status is Status.REJECTED and v.rule == rules.RESOURCES, v.message
     time.sleep(1)
     assert not _worker_pids(private_tmp)
