@@ -7,6 +7,7 @@
 #           if that is not "sealed" and valid, the rest of every part runs with KH_BUILD_APART=cpu
 #   PART=B  the honest GPU kernels and the device-independent cheats
 #   PART=C  the isolation rows on the GPU, then the relu repeats in the time left
+#   PART=D  NODES (pytest node ids) then the relu repeats
 #   PART=R  the relu repeats only (REPEATS runs, stops at R_S seconds after the start)
 # One summary file per part under $OUT ($OUT/<part>-summary.txt); the full pytest log beside it.
 set -u
@@ -65,6 +66,16 @@ C)
   redteam "isolation or host_socket" ${C_S:-260}
   for i in $(seq 1 "${REPEATS:-20}"); do
     [ $(( $(date +%s) + 35 )) -gt $(( START + 580 )) ] && { echo "stopped before run $i: time" >> "$SUM"; break; }
+    relu "run $i"
+  done
+  ;;
+D)  # NODES: pytest node ids of test_redteam_gpu.py (what an earlier part left), then the relu repeats
+  warm honest_cuda_relu ${WARM_EXTRA:-}
+  timeout ${D_S:-200} python3 -m pytest -v -rA -p no:cacheprovider --durations=20 $NODES > "$OUT/D-redteam.log" 2>&1
+  echo "PYTEST_EXIT $?" >> "$OUT/D-redteam.log"
+  grep -E "PASSED|FAILED|ERROR|passed|failed|PYTEST_EXIT|^E .*status=" "$OUT/D-redteam.log" | grep -v "^tests.*PASSED$" | tail -30 >> "$SUM"
+  for i in $(seq 1 "${REPEATS:-20}"); do
+    [ $(( $(date +%s) + 35 )) -gt $(( START + ${R_S:-580} )) ] && { echo "stopped before run $i: time" >> "$SUM"; break; }
     relu "run $i"
   done
   ;;

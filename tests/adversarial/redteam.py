@@ -189,7 +189,10 @@ CPU_HONEST: list[Case] = [
 GPU_CASES: list[Case] = [
     Case("gpu_cheat_01_stale_memory", "relu", (INCORRECT,), (R.NONFINITE, R.TOLERANCE), cheat="1"),
     Case("gpu_cheat_02_torch_matmul", "matmul", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
-    Case("gpu_cheat_04_side_stream", "relu", (REJECTED,), (R.SIDE_STREAM, R.WALL_CLOCK), cheat="4"),
+    # whichever check sees the side stream's work first: the output read at the call's end, unfinished
+    # (incorrect: seen on the H100 in session 7), or the profiled call and the cross-checks (rejected)
+    Case("gpu_cheat_04_side_stream", "relu", (REJECTED, INCORRECT),
+         (R.SIDE_STREAM, R.WALL_CLOCK, R.TOLERANCE, R.NONFINITE), cheat="4"),
     Case("gpu_cheat_04b_side_stream_lead", "relu", (REJECTED, INCORRECT),
          (R.TIMED_OUTPUT, R.NONFINITE, R.TOLERANCE, R.SIDE_STREAM, R.WALL_CLOCK),
          cheat="4", mode=Mode.FINAL),
