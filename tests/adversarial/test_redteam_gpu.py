@@ -96,6 +96,5 @@ def test_isolation_attack_is_contained_on_gpu(row: str, monkeypatch, warm_escape
     iso.ATTACKS[row]("cuda", monkeypatch)
 
 
-@pytest.mark.xfail(strict=True, reason=iso.OPEN_VISIBLE_SOCKET)
 def test_host_socket_in_a_read_only_bound_dir_is_out_of_reach_on_gpu(monkeypatch, warm_escape_lib_gpu):
     iso.attack_23_visible("cuda", monkeypatch)

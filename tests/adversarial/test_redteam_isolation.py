@@ -55,12 +55,6 @@ ESCAPE_LIB_USERS = sorted(p.stem for p in CANDIDATES.glob("*.py") if "redteam_es
 CPU_MEMORY_GB, GPU_MEMORY_GB = 1.5, 6.0  # #28: the limit the attack writes twice into /dev/shm
 VICTIM = "a file of the host the candidate must not change\n"
 
-# A host unix socket in a directory that the jail binds read-only is connectable from inside:
-# connect(2) needs write permission on the socket inode only (a read-only mount does not stop it)
-# and Landlock's filesystem rights do not cover connecting. Open until the isolation closes it.
-OPEN_VISIBLE_SOCKET = ("open finding I1 (docs/redteam.md): a host unix socket in a directory the jail "
-                       "binds read-only (here the build cache's shared tier) accepts the candidate's connection")
-
 # The parent moves the candidate's output file by the path the candidate worker's fetch reply
 # names (sandbox/checks.py), outside the jail: pure Python in the candidate makes the worker's
 # own fetch report any host path, and the judge itself moves that file away (then deletes it
