@@ -36,7 +36,7 @@ CALL_MULT = 50.0
 
 class Checks:
     """Mixed into Judge, which sets the attributes used here (workers, task, tolerances,
-    verdict, reference output sizes, check counter, the reference's call time, the GPU-held
+    verdict, reference output sizes, the reference's call time, the GPU-held
     deadline)."""
 
     def call_bound(self, floor: float = CALL_FLOOR_S, scale: float = 1.0) -> tuple[float, str]:
@@ -97,7 +97,6 @@ class Checks:
         f, _ = self.cand.request("fetch", bound=self.call_bound(floor=max(10.0, 4 * sum(self.ref_bytes) / 1e8)))
         if f.get("kind") == "hooks":
             failure_status(f, "")
-        self.n_fetch += 1
         if not f.get("ok"):
             raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f.get("error", "output cannot be fetched"))
         limit = 2 * sum(self.ref_bytes) + 2**20  # plain tensors of the reference's sizes, plus slack
@@ -106,7 +105,6 @@ class Checks:
             raise Reject(Status.REJECTED, rules.OUTPUT_TYPE,
                          f"{what}: the output is {size} bytes; the reference's outputs are "
                          f"{sum(self.ref_bytes)} bytes in all")
-        self.n_checks += 1
         rep, _ = self.ref.request("check", entries=f.get("entries"), devices=f.get("devices", []), atol=self.atol,
                                   rtol=self.rtol,
                                   against=against, keep=keep, trivial=against == "last")

@@ -68,8 +68,6 @@ class Judge(Checks):
         self.t0 = time.monotonic()
         self.deadline = self.t0 + config.timeout_s
         self.ref_bytes: list[int] = []  # sizes of the reference's last outputs (poison, output size bound)
-        self.n_checks = 0
-        self.n_fetch = 0
         self.arena: Arena | None = None  # the judgement's shared memory (sandbox/arena.py), made by start()
         self.staged: tuple[int, list[Any]] | None = None  # (seed, header) of the candidate's staged inputs
         self.opcount_path: str | None = None  # path of sandbox/opcount.py's built module (judge())

@@ -20,11 +20,6 @@ if TYPE_CHECKING:
     from sandbox.config import EvalConfig
     from sandbox.task import Task
 
-EVAL_OPTION_NAMES = (
-    "device", "mode", "sandbox", "allow_torch_ops", "seed", "profile", "timeout", "max_timing_s", "rules",
-)  # fmt: skip
-
-
 def default_device() -> str:
     try:
         import torch
@@ -69,14 +64,6 @@ def rules_option() -> Any:
                         help="Rule set: strict = the candidate's own code computes everything; partial = "
                         "torch may run beside its kernels, but it must replace at least one compute op "
                         "of the reference (KernelBench's default setting). Recorded in every verdict.")
-
-
-def resolve_profile(task: Task, device: str, profile: str | None) -> str:
-    """``--profile`` or the policy's default (harness/policy.py: ``small`` on CPU when the task
-    has it, else ``default``)."""
-    from harness.policy import default_profile
-
-    return profile if profile is not None else default_profile(device, task)
 
 
 def eval_config(

@@ -17,7 +17,6 @@ from sandbox.verdict import Verdict
 if TYPE_CHECKING:
     from sandbox.task import Task
 
-RUN_STATUSES = ("running", "finished", "failed")
 OP_STATUSES = ("pending", "searching", "finished", "failed")
 
 
