@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sandbox.evaluate import EvalConfig
+from sandbox.task import Task
 from sandbox.verdict import Mode
 
 FIXED = ("mode", "device", "sandbox", "rules")  # from the arguments, never from an override
@@ -36,7 +37,7 @@ def is_cpu(device: str) -> bool:
     return not device.startswith("cuda")
 
 
-def default_profile(device: str, task: Any = None) -> str:
+def default_profile(device: str, task: Task | None = None) -> str:
     """``small`` on a CPU when the task has it (any task when none is given), else ``default``."""
     if is_cpu(device) and (task is None or "small" in getattr(task, "shapes", {})):
         return "small"
@@ -53,7 +54,7 @@ def eval_config(
     mode: Mode | str,
     device: str,
     *,
-    task: Any = None,
+    task: Task | None = None,
     sandbox: str = "process",
     rules: str = "strict",
     seed: int | None = None,

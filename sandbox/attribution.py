@@ -10,7 +10,7 @@ is ``rejected sandbox.interference``. Failing alone too: the task is broken (``T
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sandbox import rules
 from sandbox.arena import Arena
@@ -20,11 +20,14 @@ from sandbox.session import WorkerDied, WorkerSession
 from sandbox.task import TaskError
 from sandbox.verdict import Status
 
+if TYPE_CHECKING:
+    from sandbox.judge import Judge
+
 ALONE_TIMEOUT_S = 180.0
 ALONE_CALLS = 2
 
 
-def reference_alone(j: Any) -> str | None:
+def reference_alone(j: Judge) -> str | None:
     """Run the reference by itself; None when it is healthy, else what went wrong."""
     cfg = j.cfg
     deadline = time.monotonic() + min(ALONE_TIMEOUT_S, max(60.0, cfg.timeout_s))
@@ -61,7 +64,7 @@ def reference_alone(j: Any) -> str | None:
             arena.close()
 
 
-def attribute(j: Any, failure: str) -> None:
+def attribute(j: Judge, failure: str) -> None:
     """Set the verdict for a reference ``failure`` seen during the judgement, or raise TaskError."""
     t = time.monotonic()
     alone = reference_alone(j)

@@ -40,7 +40,7 @@ CHECK_BG_FRACTION = 0.05
 
 class Checks:
     """Mixed into Judge, which sets the attributes used here (workers, task, tolerances,
-    verdict, reference output sizes, check counter, the reference's call time, the GPU-held
+    verdict, reference output sizes, the reference's call time, the GPU-held
     deadline)."""
 
     def call_bound(self, floor: float = CALL_FLOOR_S, scale: float = 1.0) -> tuple[float, str]:
@@ -101,7 +101,6 @@ class Checks:
         f, _ = self.cand.request("fetch", bound=self.call_bound(floor=max(10.0, 4 * sum(self.ref_bytes) / 1e8)))
         if f.get("kind") == "hooks":
             failure_status(f, "")
-        self.n_fetch += 1
         if not f.get("ok"):
             raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f.get("error", "output cannot be fetched"))
         limit = 2 * sum(self.ref_bytes) + 2**20  # plain tensors of the reference's sizes, plus slack
@@ -110,7 +109,6 @@ class Checks:
             raise Reject(Status.REJECTED, rules.OUTPUT_TYPE,
                          f"{what}: the output is {size} bytes; the reference's outputs are "
                          f"{sum(self.ref_bytes)} bytes in all")
-        self.n_checks += 1
         # the candidate's whole tree is stopped while the reference reads the output and its
         # inputs: no thread of it can rewrite the arena under the check
         frozen = self.cand.freeze()

@@ -157,7 +157,7 @@ def compare(outs: list[torch.Tensor], ref: list[torch.Tensor], atol: float, rtol
     return Comparison(True, None, "", worst_abs, worst_rel, worst_frac, tightest)
 
 
-def trivial(outs: list[torch.Tensor], ref: list[torch.Tensor], inputs_like: bool = False) -> str | None:
+def trivial(outs: list[torch.Tensor], ref: list[torch.Tensor]) -> str | None:
     """A reason when the candidate's output is constant while the reference's is not."""
     for i, (o, r) in enumerate(zip(outs, ref, strict=True)):
         if _is_constant(o) and not _is_constant(r):

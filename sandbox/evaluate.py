@@ -14,16 +14,21 @@ candidate's process. Contract (see docs/evaluator.md):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sandbox.config import EvalConfig
 from sandbox.errors import CandidateError
 from sandbox.verdict import Verdict
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sandbox.task import Task
+
 __all__ = ["CandidateError", "EvalConfig", "evaluate"]
 
 
-def evaluate(task: Any, source: str, config: EvalConfig | None = None) -> Verdict:
+def evaluate(task: Task | str | Path, source: str, config: EvalConfig | None = None) -> Verdict:
     """Judge ``source`` (a ModelNew candidate) against ``task`` (a Task or a task file path).
 
     Returns a Verdict for anything the candidate does; raises CandidateError for unusable

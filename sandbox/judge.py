@@ -24,7 +24,7 @@ from sandbox.isolation import Limits, get_launcher
 from sandbox.isolation.process import outer_uid
 from sandbox.judgeenv import _errors_first, cache_root, environment  # noqa: F401 (used by prebuild, attribution)
 from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
-from sandbox.task import TaskError
+from sandbox.task import Task, TaskError
 from sandbox.verdict import Mode, Status, Verdict, tolerance_evidence
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ WARM_SEED = 12345  # public: the warm-up calls are never checked
 class Judge(Checks):
     """One judgement's state and phases; requests and output checks are in Checks."""
 
-    def __init__(self, task: Any, source: str, config: EvalConfig) -> None:
+    def __init__(self, task: Task, source: str, config: EvalConfig) -> None:
         self.task, self.source, self.cfg = task, source, config
         self.final = config.mode is Mode.FINAL
         self.v = Verdict(status=Status.VALID, mode=config.mode, device=config.device, task=task.name,
@@ -68,8 +68,6 @@ class Judge(Checks):
         self.t0 = time.monotonic()
         self.deadline = self.t0 + config.timeout_s
         self.ref_bytes: list[int] = []  # sizes of the reference's last outputs (poison, output size bound)
-        self.n_checks = 0
-        self.n_fetch = 0
         self.arena: Arena | None = None  # the judgement's shared memory (sandbox/arena.py), made by start()
         self.staged: tuple[int, list[Any]] | None = None  # (seed, header) of the candidate's staged inputs
         self.opcount_path: str | None = None  # path of sandbox/opcount.py's built module (judge())
@@ -140,8 +138,9 @@ class Judge(Checks):
 
     def setup(self, profile: str) -> None:
         self.staged = None  # a seed's inputs differ between profiles
-        common = {"task_source": self.task.source, "task_path": str(self.task.path),
-                  "overrides": self.overrides(profile), "init_seed": self.init_seed, "entry": self.entry.name}
+        common: dict[str, Any] = {
+            "task_source": self.task.source, "task_path": str(self.task.path),
+            "overrides": self.overrides(profile), "init_seed": self.init_seed, "entry": self.entry.name}
         rep, _ = self.ref.request("setup", compile=self.final and "compile" in self.cfg.baselines, **common)
         if not rep.get("ok"):
             raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
@@ -312,7 +311,7 @@ class Judge(Checks):
                 self._lock = None
 
 
-def judge(task: Any, source: str, config: EvalConfig) -> Verdict:
+def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
     trusted = buildcache.layout(cache_root(config), source)[2]
     path, why_not = opcount.ensure(trusted)  # before the judgement's clock starts; no worker writes there
     j = Judge(task, source, config)

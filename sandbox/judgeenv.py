@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-import torch
+from sandbox.machine import fingerprint
 
 if TYPE_CHECKING:
     from sandbox.config import EvalConfig
@@ -22,11 +22,11 @@ def cache_root(config: EvalConfig) -> str:
 
 
 def environment(device: str, isolation: str) -> dict[str, Any]:
-    import platform
-
-    env: dict[str, Any] = {"python": platform.python_version(), "torch": torch.__version__,
-                           "cuda": torch.version.cuda, "platform": platform.platform(),
-                           "isolation": isolation, "device": device}
+    """The verdict's view of the environment fingerprint (``sandbox/machine.py``): no device
+    query and no nvidia-smi, so judging's parent process stays CUDA-free and cheap."""
+    m = fingerprint(gpus=False, smi=False)
+    env: dict[str, Any] = {"python": m.python, "torch": m.torch, "cuda": m.cuda,
+                           "platform": m.platform, "isolation": isolation, "device": device}
     if not device.startswith("cuda"):
         env["cpu_threads_per_worker"] = 1
     return env

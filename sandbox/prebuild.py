@@ -20,11 +20,16 @@ import hashlib
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.config import EvalConfig
 from sandbox.errors import CandidateError
 from sandbox.verdict import Status, Verdict
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sandbox.task import Task
 
 BUILD_NICENESS = 19  # build workers take only CPU time that judgements leave
 
@@ -41,7 +46,7 @@ class BuildResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _compile_error_verdict(task: Any, source: str, config: EvalConfig, rep: dict[str, Any],
+def _compile_error_verdict(task: Task, source: str, config: EvalConfig, rep: dict[str, Any],
                            rtt_s: float, isolation: str, t0: float) -> Verdict:
     """The verdict sandbox/judge.py gives a candidate whose import fails to compile."""
     from sandbox.judgeenv import _errors_first, environment
@@ -62,7 +67,7 @@ def _compile_error_verdict(task: Any, source: str, config: EvalConfig, rep: dict
     return v
 
 
-def prebuild(task: Any, source: str, config: EvalConfig | None = None) -> BuildResult:
+def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = None) -> BuildResult:
     """Build ``source`` for ``task`` into the build cache; never raises for a bad candidate."""
     from sandbox import buildcache, scan
     from sandbox.candidate import entry_point

@@ -79,10 +79,6 @@ class Registry(MutableMapping[str, "Callable[..., T] | str"], Generic[T]):
     def names(self, aliases: bool = False) -> list[str]:
         return list(self._entries) + (list(self.aliases) if aliases else [])
 
-    def knows(self, name: str) -> bool:
-        """Whether ``name`` (or the alias ``name``) is registered."""
-        return self.canonical(name) in self._entries
-
     def factory(self, name: str) -> Callable[..., T]:
         """The callable behind ``name`` (alias resolved, ``"module:attr"`` imported)."""
         real = self.canonical(name)

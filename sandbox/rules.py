@@ -40,5 +40,3 @@ HOOKS = "sandbox.hooks"  # a mode, trace or callback of the candidate's around a
 STRICT = "strict"  # the candidate's own code computes everything; torch allocates, views, copies
 PARTIAL = "partial"  # torch may compute beside the candidate's kernels; >= 1 reference op replaced
 RULE_SETS = (STRICT, PARTIAL)
-
-ALL = {v for k, v in dict(globals()).items() if k.isupper() and isinstance(v, str) and "." in v}

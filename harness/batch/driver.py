@@ -16,7 +16,7 @@ from collections import Counter
 from concurrent.futures import Future, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from harness.batch.inputs import Pair
 from harness.batch.output import (
@@ -29,6 +29,10 @@ from harness.batch.output import (
     short,
 )
 from harness.statusline import StatusLines
+
+if TYPE_CHECKING:
+    from sandbox.config import EvalConfig
+    from sandbox.task import Task
 
 
 @dataclass
@@ -57,8 +61,8 @@ class Prepared:
     mode: str
     device: str
     source: str | None = None
-    task: Any = None
-    config: Any = None
+    task: Task | None = None
+    config: EvalConfig | None = None
     row: dict[str, Any] = field(default_factory=dict)
     error: str | None = None  # unusable before judging: an input_error row
 

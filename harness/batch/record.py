@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sandbox.task import Task
 from sandbox.verdict import Verdict
 
 METHOD = "eval-batch"
@@ -62,7 +63,7 @@ class StoreRecorder:
         self.ops: dict[str, str] = {}  # op -> task sha256
         self._kernels: dict[str, dict[tuple[str, str], tuple[int, bool]]] = {}
 
-    def _op(self, task: Any) -> str:
+    def _op(self, task: Task) -> str:
         from harness.store import StoreError
 
         name = task.name
@@ -81,7 +82,7 @@ class StoreRecorder:
     def record(
         self,
         pid: str,
-        task: Any,
+        task: Task,
         source: str,
         verdict: Verdict | None,
         *,

@@ -94,6 +94,7 @@ def summary(v: Verdict) -> str:
 def cli(
     reference: str,
     candidate: str,
+    # eval_options() (cli/evalopts.py) as click passes them, one typed parameter each (as in eval_batch.py)
     device: str | None,
     mode: str,
     as_json: bool,

@@ -75,6 +75,7 @@ def cli(
     out: Path,
     reference: Path | None,
     kernelbench: Path | None,
+    # eval_options() (cli/evalopts.py) as click passes them, one typed parameter each (as in eval.py)
     device: str | None,
     mode: str,
     sandbox: str,

@@ -12,14 +12,13 @@ built), so a batch judges exactly as one-at-a-time eval, a run and ``leaderboard
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-EVAL_OPTION_NAMES = (
-    "device", "mode", "sandbox", "allow_torch_ops", "seed", "profile", "timeout", "max_timing_s", "rules",
-)  # fmt: skip
-
+if TYPE_CHECKING:
+    from sandbox.config import EvalConfig
+    from sandbox.task import Task
 
 def default_device() -> str:
     try:
@@ -67,16 +66,8 @@ def rules_option() -> Any:
                         "of the reference (KernelBench's default setting). Recorded in every verdict.")
 
 
-def resolve_profile(task: Any, device: str, profile: str | None) -> str:
-    """``--profile`` or the policy's default (harness/policy.py: ``small`` on CPU when the task
-    has it, else ``default``)."""
-    from harness.policy import default_profile
-
-    return profile if profile is not None else default_profile(device, task)
-
-
 def eval_config(
-    task: Any,
+    task: Task,
     *,
     device: str,
     mode: str,
@@ -88,7 +79,7 @@ def eval_config(
     max_timing_s: float | None,
     candidate_name: str,
     rules: str = "strict",
-) -> Any:
+) -> EvalConfig:
     """The ``EvalConfig`` for these command-line options: the judging policy
     (``harness.policy.eval_config``) with the options as explicit settings."""
     from harness.policy import eval_config as policy_config

@@ -21,7 +21,7 @@ import socketserver
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, Self
 
 MAX_BODY = 4 * 1024 * 1024
 
@@ -55,6 +55,39 @@ def bind_unix(path: str, handler: type[BaseHTTPRequestHandler], mode: int) -> Un
     srv = UnixHTTPServer(path, handler)
     os.chmod(path, mode)
     return srv
+
+
+class ServedInThread:
+    """A server answering on a daemon thread, the lifecycle the method endpoints'
+    ``JSONServer`` and the LLM gateway share: ``start``, ``stop`` (shut down, close, remove the
+    socket file when there is one) and a ``with`` block."""
+
+    def _serve(self, server: socketserver.BaseServer, name: str, poll_interval: float,
+               socket_path: str | None) -> None:
+        self._server = server
+        self._socket_path = socket_path
+        self._thread = threading.Thread(target=server.serve_forever,
+                                        kwargs={"poll_interval": poll_interval}, daemon=True,
+                                        name=name)
+
+    def start(self) -> Self:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._socket_path is not None:
+            try:
+                os.unlink(self._socket_path)
+            except FileNotFoundError:
+                pass
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -118,7 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._handle("POST")
 
 
-class JSONServer:
+class JSONServer(ServedInThread):
     """A threaded JSON-over-HTTP server on a unix socket; ``routes`` map a path prefix to a handler."""
 
     def __init__(
@@ -127,14 +160,9 @@ class JSONServer:
         self.path = path
         self.routes = routes
         self.token = token
-        self._srv = bind_unix(path, _Handler, socket_mode)
-        self._srv.owner = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(
-            target=self._srv.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            daemon=True,
-            name=f"kh-endpoint-{os.path.basename(path)}",
-        )
+        srv = bind_unix(path, _Handler, socket_mode)
+        srv.owner = self  # type: ignore[attr-defined]
+        self._serve(srv, f"kh-endpoint-{os.path.basename(path)}", 0.05, path)
 
     def authorized(self, header: str) -> bool:
         if self.token is None:
@@ -148,24 +176,6 @@ class JSONServer:
             if route == prefix or route.startswith(prefix.rstrip("/") + "/"):
                 return self.routes[prefix](method, route, body)
         raise HTTPError(404, "not_found", f"no endpoint {route} (see docs/method-protocol.md)")
-
-    def start(self) -> JSONServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._srv.shutdown()
-        self._srv.server_close()
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
-
-    def __enter__(self) -> JSONServer:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
 
 class _UnixConnection(http.client.HTTPConnection):

@@ -1,6 +1,7 @@
 """Probe the machine: Python, torch/CUDA, GPUs, nvcc, Triton, container engines, sandboxes
 (the process sandbox's jail, actually started), free disk; derive what that means for judging
-kernels. ``fingerprint()`` is the short, stable subset recorded with every measurement.
+kernels. ``fingerprint()`` is the short, stable subset recorded with every measurement (a view
+of the one environment fingerprint, ``sandbox/machine.py``).
 
 Every probe is best-effort and never raises: a missing tool is a finding, not an error.
 """
@@ -8,27 +9,17 @@ Every probe is best-effort and never raises: a missing tool is a finding, not an
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import os
-import platform
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.store.fingerprint import git_commit
-
-
-@dataclass(frozen=True)
-class Gpu:
-    index: int
-    name: str
-    memory_gib: float
-    sm_count: int
-    capability: str
+from sandbox.machine import Gpu, Machine, nvidia_smi, package_version
+from sandbox.machine import fingerprint as machine_fingerprint
 
 
 @dataclass(frozen=True)
@@ -72,43 +63,13 @@ def _run(cmd: list[str], timeout: float = 20.0) -> tuple[int, str]:
         return 126, f"{cmd[0]}: {e}"
 
 
-def _pkg_version(name: str) -> str | None:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+def _machine() -> Machine:
+    """The one environment fingerprint (``sandbox/machine.py``); the driver only with a GPU."""
+    return machine_fingerprint(smi=False)
 
 
-def probe_torch() -> tuple[str, str | None, bool, list[Gpu]]:
-    try:
-        import torch
-    except ImportError:
-        return "missing", None, False, []
-    gpus = []
-    avail = bool(torch.cuda.is_available())
-    if avail:
-        for i in range(torch.cuda.device_count()):
-            p = torch.cuda.get_device_properties(i)
-            gpus.append(
-                Gpu(
-                    i,
-                    p.name,
-                    round(p.total_memory / 2**30, 1),
-                    p.multi_processor_count,
-                    f"{p.major}.{p.minor}",
-                )
-            )
-    return torch.__version__, torch.version.cuda, avail, gpus
-
-
-@functools.lru_cache(maxsize=1)
-def probe_driver() -> str | None:
-    if not shutil.which("nvidia-smi"):
-        return None
-    rc, out = _run(
-        ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], timeout=15
-    )
-    return out.splitlines()[0].strip() if rc == 0 and out else None
+def _driver(m: Machine) -> str | None:
+    return nvidia_smi("driver_version") if m.cuda_available else None
 
 
 def _nvcc_path() -> str | None:
@@ -140,7 +101,7 @@ def probe_cxx() -> Tool:
 
 
 def probe_triton() -> Tool:
-    v = _pkg_version("triton") or _pkg_version("pytorch-triton")
+    v = package_version("triton") or package_version("pytorch-triton")
     return Tool("triton", v is not None, v or "", "" if v else "not installed")
 
 
@@ -288,7 +249,7 @@ def conclude(r: EnvReport) -> list[tuple[str, str]]:
 
 
 def probe_all() -> EnvReport:
-    torch_v, torch_cuda, avail, gpus = probe_torch()
+    m = _machine()
     tools = [
         probe_nvcc(),
         probe_cxx(),
@@ -297,13 +258,13 @@ def probe_all() -> EnvReport:
         *probe_engines(),
     ]
     r = EnvReport(
-        python=platform.python_version(),
-        platform=platform.platform(),
-        torch=torch_v,
-        torch_cuda=torch_cuda,
-        cuda_available=avail,
-        gpus=gpus,
-        driver=probe_driver() if avail else None,
+        python=m.python,
+        platform=m.platform,
+        torch=m.torch or "missing",
+        torch_cuda=m.cuda,
+        cuda_available=m.cuda_available,
+        gpus=list(m.gpus),
+        driver=_driver(m),
         tools=tools,
         disk_free_gib=probe_disk(),
     )
@@ -319,23 +280,25 @@ def fingerprint() -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=1)
 def _fingerprint() -> dict[str, Any]:
-    torch_v, torch_cuda, avail, gpus = probe_torch()
+    """The doctor's and the GPU baselines' view of the one fingerprint: fixed keys."""
+    m = _machine()
+    gpu = m.gpus[0] if m.gpus else None
     from harness import __version__
 
     return {
-        "gpu": gpus[0].name if gpus else None,
-        "gpu_count": len(gpus),
-        "gpu_memory_gib": gpus[0].memory_gib if gpus else None,
-        "sm_count": gpus[0].sm_count if gpus else None,
-        "driver": probe_driver() if avail else None,
-        "cuda": torch_cuda,
-        "torch": torch_v,
+        "gpu": gpu.name if gpu else None,
+        "gpu_count": len(m.gpus),
+        "gpu_memory_gib": gpu.memory_gib if gpu else None,
+        "sm_count": gpu.sm_count if gpu else None,
+        "driver": _driver(m),
+        "cuda": m.cuda,
+        "torch": m.torch or "missing",
         "triton": probe_triton().version or None,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu": platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
+        "python": m.python,
+        "platform": m.platform,
+        "cpu": m.cpu,
+        "cpu_count": m.cpu_count,
         "harness": __version__,
         "harness_commit": git_commit(),
-        "executable": sys.executable,
+        "executable": m.executable,
     }

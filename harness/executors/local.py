@@ -32,6 +32,7 @@ from harness.executors import buildorder
 from harness.executors.base import ExecutorStats, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
 from sandbox.evaluate import EvalConfig
+from sandbox.task import Task
 from sandbox.verdict import Verdict
 
 
@@ -62,7 +63,7 @@ def _lower_priority(nice: int) -> None:
 @dataclass(order=True)
 class _Unit:
     seq: int
-    task: Any = field(compare=False)
+    task: Task = field(compare=False)
     source: str = field(compare=False)
     config: EvalConfig = field(compare=False)
     future: Future = field(compare=False)
@@ -105,7 +106,7 @@ class LocalExecutor:
             t.start()
 
     # -- public ---------------------------------------------------------------------------
-    def submit(self, task: Any, source: str, config: EvalConfig) -> Future[Verdict]:
+    def submit(self, task: Task, source: str, config: EvalConfig) -> Future[Verdict]:
         if self._closed:
             raise RuntimeError("the local executor is closed")
         fut: Future[Verdict] = Future()
@@ -122,7 +123,7 @@ class LocalExecutor:
                 self._cv.notify_all()
         return fut
 
-    def judge(self, task: Any, source: str, config: EvalConfig) -> Verdict:
+    def judge(self, task: Task, source: str, config: EvalConfig) -> Verdict:
         return self.submit(task, source, config).result()
 
     def summary(self) -> dict[str, Any]:

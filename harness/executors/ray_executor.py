@@ -22,6 +22,7 @@ from typing import Any
 
 from harness.executors.base import ExecutorStats
 from sandbox.evaluate import EvalConfig
+from sandbox.task import Task
 from sandbox.verdict import Verdict
 
 REPO_ROOT = str(Path(__file__).resolve().parents[2])
@@ -41,7 +42,7 @@ def _maybe_cuts(config: EvalConfig, cuts: bool) -> None:
     _CUTS_DONE = True
 
 
-def _build_task(task: Any, source: str, config: EvalConfig, cuts: bool) -> tuple[Any, str]:
+def _build_task(task: Task, source: str, config: EvalConfig, cuts: bool) -> tuple[Any, str]:
     import ray
 
     from sandbox.prebuild import prebuild
@@ -50,7 +51,7 @@ def _build_task(task: Any, source: str, config: EvalConfig, cuts: bool) -> tuple
     return prebuild(task, source, config), ray.get_runtime_context().get_node_id()
 
 
-def _judge_task(task: Any, source: str, config: EvalConfig, cuts: bool) -> Verdict:
+def _judge_task(task: Task, source: str, config: EvalConfig, cuts: bool) -> Verdict:
     from sandbox.evaluate import evaluate
 
     _maybe_cuts(config, cuts)
@@ -90,14 +91,14 @@ class RayExecutor:
         self._judge = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_judge_task)
         self._driver = ThreadPoolExecutor(driver_threads, thread_name_prefix="kh-ray")
 
-    def submit(self, task: Any, source: str, config: EvalConfig) -> Future[Verdict]:
+    def submit(self, task: Task, source: str, config: EvalConfig) -> Future[Verdict]:
         self.stats.mark_submit()
         return self._driver.submit(self._unit, task, source, config)
 
-    def judge(self, task: Any, source: str, config: EvalConfig) -> Verdict:
+    def judge(self, task: Task, source: str, config: EvalConfig) -> Verdict:
         return self.submit(task, source, config).result()
 
-    def _unit(self, task: Any, source: str, config: EvalConfig) -> Verdict:
+    def _unit(self, task: Task, source: str, config: EvalConfig) -> Verdict:
         ray = self.ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 

@@ -4,10 +4,10 @@ exactly what the runner did before executors existed."""
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Any
 
 from harness.executors.base import ExecutorStats
 from sandbox.evaluate import EvalConfig
+from sandbox.task import Task
 from sandbox.verdict import Verdict
 
 
@@ -17,7 +17,7 @@ class SerialExecutor:
     def __init__(self) -> None:
         self.stats = ExecutorStats()
 
-    def judge(self, task: Any, source: str, config: EvalConfig) -> Verdict:
+    def judge(self, task: Task, source: str, config: EvalConfig) -> Verdict:
         import time
 
         from sandbox.evaluate import evaluate
@@ -37,7 +37,7 @@ class SerialExecutor:
                 self.stats.build_compile_s.append(float(c))
         return v
 
-    def submit(self, task: Any, source: str, config: EvalConfig) -> Future[Verdict]:
+    def submit(self, task: Task, source: str, config: EvalConfig) -> Future[Verdict]:
         f: Future[Verdict] = Future()
         try:
             f.set_result(self.judge(task, source, config))

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from html import escape
 
 from harness.leaderboard.model import Entry
@@ -34,6 +35,17 @@ def _tick_label(t: float) -> str:
     return f"{t:g}x" if t >= 1 else f"1/{1 / t:g}x"
 
 
+def _log_grid(lo: float, hi: float, line: Callable[[float], str],
+              text: Callable[[float], str]) -> list[str]:
+    """A log2 speedup axis: per power-of-two tick ``t`` a grid line (darker at 1x) and a label,
+    placed by the coordinate attributes ``line(t)`` and ``text(t)``."""
+    out = []
+    for t in _log_ticks(lo, hi):
+        stroke = "#888" if t == 1 else "#e3e6ea"
+        out += [f'<line {line(t)} stroke="{stroke}"/>', f"<text {text(t)}>{_tick_label(t)}</text>"]
+    return out
+
+
 def speedup_distribution(entries: list[Entry], width: int = 560) -> str:
     left, right, row_h, top = 190, 20, 30, 20
     height = top + row_h * max(1, len(entries)) + 40
@@ -49,15 +61,8 @@ def speedup_distribution(entries: list[Entry], width: int = 560) -> str:
         f'viewBox="0 0 {width} {height}" role="img" aria-label="speedup distribution per method">'
     ]
     axis_y = top + row_h * max(1, len(entries)) + 5
-    for t in _log_ticks(lo, hi):
-        xt = x(t)
-        stroke = "#888" if t == 1 else "#e3e6ea"
-        out.append(
-            f'<line x1="{xt:.1f}" y1="{top - 5}" x2="{xt:.1f}" y2="{axis_y}" stroke="{stroke}"/>'
-        )
-        out.append(
-            f'<text x="{xt:.1f}" y="{axis_y + 14}" text-anchor="middle">{_tick_label(t)}</text>'
-        )
+    out += _log_grid(lo, hi, lambda t: f'x1="{x(t):.1f}" y1="{top - 5}" x2="{x(t):.1f}" y2="{axis_y}"',
+                     lambda t: f'x="{x(t):.1f}" y="{axis_y + 14}" text-anchor="middle"')
     out.append(
         f'<text x="{(left + width - right) / 2:.0f}" y="{axis_y + 30}" text-anchor="middle">'
         "speedup over PyTorch eager (log scale)</text>"
@@ -114,15 +119,8 @@ def validity_scatter(entries: list[Entry], width: int = 460, height: int = 320) 
         out.append(
             f'<text x="{xt:.1f}" y="{height - bottom + 14}" text-anchor="middle">{k * 10}%</text>'
         )
-    for t in _log_ticks(lo, hi):
-        yt = py(t)
-        stroke = "#888" if t == 1 else "#e3e6ea"
-        out.append(
-            f'<line x1="{left}" y1="{yt:.1f}" x2="{width - right}" y2="{yt:.1f}" stroke="{stroke}"/>'
-        )
-        out.append(
-            f'<text x="{left - 6}" y="{yt + 4:.1f}" text-anchor="end">{_tick_label(t)}</text>'
-        )
+    out += _log_grid(lo, hi, lambda t: f'x1="{left}" y1="{py(t):.1f}" x2="{width - right}" y2="{py(t):.1f}"',
+                     lambda t: f'x="{left - 6}" y="{py(t) + 4:.1f}" text-anchor="end"')
     out.append(
         f'<text x="{(left + width - right) / 2:.0f}" y="{height - 8}" text-anchor="middle">'
         "correct trials (share of all trials)</text>"

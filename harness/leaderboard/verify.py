@@ -21,7 +21,8 @@ from harness.leaderboard.tasks import find_task_file
 from harness.policy import eval_config
 from harness.store import fingerprint
 from sandbox.evaluate import EvalConfig
-from sandbox.verdict import Mode
+from sandbox.task import Task
+from sandbox.verdict import Mode, Verdict
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def _cuda_available() -> bool:
         return False
 
 
-def _default_evaluate(task: Any, source: str, config: Any) -> Any:
+def _default_evaluate(task: Task, source: str, config: EvalConfig) -> Verdict:
     from sandbox.evaluate import evaluate
 
     return evaluate(task, source, config)
@@ -125,7 +126,7 @@ def recorded_overrides(entry: Entry, run_id: str) -> dict[str, Any]:
     return {}
 
 
-def verify_config(entry: Entry, run_id: str, task: Any, *, device: str, sandbox: str) -> EvalConfig:
+def verify_config(entry: Entry, run_id: str, task: Task, *, device: str, sandbox: str) -> EvalConfig:
     """The final-mode config that re-judges a kernel of run ``run_id``: the judging policy
     (harness/policy.py) as the runner applied it, with the run's rule set (its track: never
     another) and its recorded overrides, on this machine's ``device`` and ``sandbox``."""
@@ -141,7 +142,7 @@ def verify(
     entries: set[str] | None = None,
     ops: set[str] | None = None,
     progress: Callable[[str], None] = lambda s: None,
-    evaluate_fn: Callable[[Any, str, Any], Any] = _default_evaluate,
+    evaluate_fn: Callable[[Task, str, EvalConfig], Verdict] = _default_evaluate,
 ) -> VerifyReport:
     from sandbox.evaluate import CandidateError
     from sandbox.task import load_task

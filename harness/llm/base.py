@@ -89,6 +89,7 @@ class ModelWrapper:
             raise AttributeError(item)
         return getattr(self.inner, item)
 
+    # the ChatModel.chat signature, repeated on purpose: the one place wrappers write it
     def chat(
         self,
         messages: list[dict[str, str]],

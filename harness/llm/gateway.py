@@ -21,20 +21,19 @@ import os
 import re
 import secrets
 import socketserver
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from harness.endpoints.uds_http import bind_unix
+from harness.endpoints.uds_http import ServedInThread, bind_unix
 from harness.llm.base import BudgetExhausted, CallContext, ChatModel, LLMError
 from harness.llm.budget import MeteredModel, UsageMeter
 
 _SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
 
 
-class Gateway:
+class Gateway(ServedInThread):
     def __init__(
         self,
         model: ChatModel,
@@ -55,40 +54,20 @@ class Gateway:
             list(members) if members else [getattr(model, "model", None) or model.name]
         )
         handler = _make_handler(self)
+        srv: socketserver.BaseServer
+        socket_path: str | None = None
         if unix_socket is not None:
-            path = Path(unix_socket)
-            self._server: socketserver.BaseServer = bind_unix(str(path), handler, 0o600)
-            self.url = f"unix:{path}"
+            socket_path = str(Path(unix_socket))
+            srv = bind_unix(socket_path, handler, 0o600)
+            self.url = f"unix:{socket_path}"
             self.http_url = None
         else:
-            srv = ThreadingHTTPServer((host, port), handler)
-            srv.daemon_threads = True
-            self._server = srv
-            self.http_url = f"http://{host}:{srv.server_address[1]}/v1"
+            tcp = ThreadingHTTPServer((host, port), handler)
+            tcp.daemon_threads = True
+            srv = tcp
+            self.http_url = f"http://{host}:{tcp.server_address[1]}/v1"
             self.url = self.http_url
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.1},
-            daemon=True,
-            name="llm-gateway",
-        )
-
-    # -- lifecycle -----------------------------------------------------------------------
-    def start(self) -> Gateway:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self.url.startswith("unix:"):
-            Path(self.url[5:]).unlink(missing_ok=True)
-
-    def __enter__(self) -> Gateway:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+        self._serve(srv, "llm-gateway", 0.1, socket_path)
 
     def child_env(
         self, base: dict[str, str] | None = None, secrets_to_hide: tuple[str, ...] = ()

@@ -23,6 +23,21 @@ class ReplayError(LLMError):
     """The recorded run cannot answer this request."""
 
 
+def recorded_result(call: LLMCall, raw: dict[str, Any], call_id: int | None = None) -> ChatResult:
+    """A recorded call's response answered again, taking no time: replay (here) and resume
+    (``harness/runner/resume.py``)."""
+    return ChatResult(
+        text=call.response_text or "",
+        model=call.model,
+        prompt_tokens=call.prompt_tokens or 0,
+        completion_tokens=call.completion_tokens or 0,
+        latency_s=0.0,
+        call_id=call_id,
+        offline=call.offline,
+        raw=raw,
+    )
+
+
 class ReplayModel:
     def __init__(self, store: Store, run_id: str):
         self.run_id = run_id
@@ -76,12 +91,4 @@ class ReplayModel:
         raw: dict[str, Any] = row.response_raw
         raw["replayed_call_id"] = row.call_id
         raw["recorded_latency_s"] = row.latency_s
-        return ChatResult(
-            text=row.response_text or "",
-            model=row.model,
-            prompt_tokens=row.prompt_tokens or 0,
-            completion_tokens=row.completion_tokens or 0,
-            latency_s=0.0,
-            offline=row.offline,
-            raw=raw,
-        )
+        return recorded_result(row, raw)

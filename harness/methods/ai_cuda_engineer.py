@@ -170,12 +170,7 @@ class AICudaEngineer:
     def _convert(self, st: _OpState, llm, evaluate, model) -> Iterator[Proposal]:
         errors: list[str] = []
         for attempt in range(1, st.plan.convert + 1):
-            msgs = prompting.messages(
-                st.task, "ai_cuda_engineer/convert.j2", attempt=attempt, errors=errors
-            )
-            p = ask(
-                llm, msgs, task=st.task, method=NAME, trial=st.used, operator="convert", model=model
-            )
+            p = self._ask(st, llm, "convert.j2", "convert", model, attempt=attempt, errors=errors)
             p.allow_torch_ops = True
             sol = self._judge(st, p, evaluate)
             yield p
@@ -188,24 +183,8 @@ class AICudaEngineer:
         failures: list[dict[str, str]] = []
         attempts = min(st.plan.translate, st.left)
         for attempt in range(1, attempts + 1):
-            msgs = prompting.messages(
-                st.task,
-                "ai_cuda_engineer/translate.j2",
-                functional=st.functional,
-                converted=st.converted,
-                attempt=attempt,
-                max_attempts=attempts,
-                failures=failures,
-            )
-            p = ask(
-                llm,
-                msgs,
-                task=st.task,
-                method=NAME,
-                trial=st.used,
-                operator="translate",
-                model=model,
-            )
+            p = self._ask(st, llm, "translate.j2", "translate", model, attempt=attempt,
+                          max_attempts=attempts, failures=failures)
             sol = self._judge(st, p, evaluate)
             yield p
             if sol.valid:
@@ -235,24 +214,8 @@ class AICudaEngineer:
         ]
         for i in range(min(st.plan.rag, st.left)):
             top = st.top(1)
-            msgs = prompting.messages(
-                st.task,
-                "ai_cuda_engineer/rag.j2",
-                functional=st.functional,
-                converted=st.converted,
-                examples=examples,
-                best=top[0] if top else None,
-            )
-            p = ask(
-                llm,
-                msgs,
-                task=st.task,
-                method=NAME,
-                trial=st.used,
-                operator="rag",
-                model=models[i % len(models)],
-                parents=top,
-            )
+            p = self._ask(st, llm, "rag.j2", "rag", models[i % len(models)], parents=top,
+                          examples=examples, best=top[0] if top else None)
             self._judge(st, p, evaluate)
             yield p
 
@@ -276,31 +239,22 @@ class AICudaEngineer:
                 else:
                     operator, parents = "init", []
                 picks = [top.index(p) + 1 for p in parents]
-                msgs = prompting.messages(
-                    st.task,
-                    "ai_cuda_engineer/evolve.j2",
-                    functional=st.functional,
-                    converted=st.converted,
-                    top=top,
-                    operator=operator,
-                    picks=picks,
-                    generation=gen,
-                    generations=generations,
-                )
-                p = ask(
-                    llm,
-                    msgs,
-                    task=st.task,
-                    method=NAME,
-                    trial=st.used,
-                    operator=operator,
-                    model=models[j % len(models)],
-                    parents=parents,
-                )
+                p = self._ask(st, llm, "evolve.j2", operator, models[j % len(models)],
+                              parents=parents, top=top, picks=picks,
+                              generation=gen, generations=generations)
                 self._judge(st, p, evaluate)
                 yield p
 
     # -- helpers ----------------------------------------------------------------------
+    def _ask(self, st: _OpState, llm, template: str, operator: str, model,
+             parents: list[Solution] | None = None, **variables: Any) -> Proposal:
+        """One stage's prompt (``ai_cuda_engineer/<template>``, with the functional code and the
+        operator) and one LLM call for it."""
+        msgs = prompting.messages(st.task, f"ai_cuda_engineer/{template}", functional=st.functional,
+                                  converted=st.converted, operator=operator, **variables)
+        return ask(llm, msgs, task=st.task, method=NAME, trial=st.used, operator=operator,
+                   model=model, parents=parents)
+
     def _summarize(self, st: _OpState, llm, p: Proposal, sol: Solution, model) -> str:
         """Ask the LLM why an attempt failed (one LLM call, no evaluation)."""
         v = p.verdict

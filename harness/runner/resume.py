@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 
 from harness.llm.base import CallContext, ChatModel, ChatRequest, ChatResult, ModelWrapper
+from harness.llm.replay import recorded_result
 from harness.store.db import Store
 from harness.store.llm_calls import LLMCalls
 
@@ -52,14 +53,5 @@ class ResumedModel(ModelWrapper):
                     continue
                 self._used.add(call.call_id)
                 self.replayed += 1
-                return ChatResult(
-                    text=call.response_text or "",
-                    model=call.model,
-                    prompt_tokens=call.prompt_tokens or 0,
-                    completion_tokens=call.completion_tokens or 0,
-                    latency_s=0.0,
-                    call_id=call.call_id,
-                    offline=call.offline,
-                    raw={"resumed_from_call": call.call_id},
-                )
+                return recorded_result(call, {"resumed_from_call": call.call_id}, call.call_id)
         return None

@@ -17,12 +17,17 @@ from sandbox.verdict import Verdict
 if TYPE_CHECKING:
     from sandbox.task import Task
 
-RUN_STATUSES = ("running", "finished", "failed")
 OP_STATUSES = ("pending", "searching", "finished", "failed")
 
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _columns(cls: type, r: sqlite3.Row, **decoded: Any) -> dict[str, Any]:
+    """Each field of the dataclass ``cls`` from the row's column of the same name, unless
+    ``decoded`` gives it (a JSON column decoded, a column a store not migrated yet lacks)."""
+    return {f.name: decoded[f.name] if f.name in decoded else r[f.name] for f in fields(cls)}
 
 
 @dataclass(frozen=True)
@@ -84,25 +89,14 @@ class RunInfo:
 
     @classmethod
     def from_row(cls, r: sqlite3.Row) -> RunInfo:
-        return cls(
-            run_id=r["run_id"],
-            method=r["method"],
-            variant=r["variant"],
-            llm=r["llm"],
+        return cls(**_columns(
+            cls, r,
             llm_offline=bool(r["llm_offline"]),
             budget=json.loads(r["budget_json"] or "{}"),
-            seed=r["seed"],
-            device=r["device"],
-            suite=r["suite"],
             config=json.loads(r["config_json"] or "{}"),
-            git_commit=r["git_commit"],
             environment=json.loads(r["environment_json"] or "{}"),
-            status=r["status"],
-            created_at=r["created_at"],
-            finished_at=r["finished_at"],
-            error=r["error"],
             rules=r["rules"] if "rules" in r.keys() else "strict",
-        )
+        ))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -167,19 +161,11 @@ class RunOp:
 
     @classmethod
     def from_row(cls, r: sqlite3.Row) -> RunOp:
-        return cls(
-            run_id=r["run_id"],
-            op=r["op"],
-            task_sha256=r["task_sha256"],
-            status=r["status"],
-            best_candidate_id=r["best_candidate_id"],
-            final_verdict_id=r["final_verdict_id"],
+        return cls(**_columns(
+            cls, r,
             usage=json.loads(r["usage_json"] or "{}"),
-            error=r["error"],
-            started_at=r["started_at"],
-            finished_at=r["finished_at"],
             meta=OpMetadata.from_json(r["meta_json"] if "meta_json" in r.keys() else None),
-        )
+        ))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -203,21 +189,11 @@ class CandidateRecord:
 
     @classmethod
     def from_row(cls, r: sqlite3.Row) -> CandidateRecord:
-        return cls(
-            candidate_id=r["candidate_id"],
-            run_id=r["run_id"],
-            op=r["op"],
-            trial=r["trial"],
-            name=r["name"],
-            source=r["source"],
-            source_sha256=r["source_sha256"],
-            thought=r["thought"],
-            operator=r["operator"],
+        return cls(**_columns(
+            cls, r,
             parent_ids=json.loads(r["parent_ids_json"] or "[]"),
             llm_call_ids=json.loads(r["llm_call_ids_json"] or "[]"),
-            parse_error=r["parse_error"],
-            created_at=r["created_at"],
-        )
+        ))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -241,19 +217,7 @@ class StoredVerdict:
 
     @classmethod
     def from_row(cls, r: sqlite3.Row) -> StoredVerdict:
-        return cls(
-            verdict_id=r["verdict_id"],
-            candidate_id=r["candidate_id"],
-            run_id=r["run_id"],
-            op=r["op"],
-            mode=r["mode"],
-            status=r["status"],
-            task_sha256=r["task_sha256"],
-            source_sha256=r["source_sha256"],
-            config_key=r["config_key"],
-            created_at=r["created_at"],
-            verdict=Verdict.from_json(r["verdict_json"]),
-        )
+        return cls(**_columns(cls, r, verdict=Verdict.from_json(r["verdict_json"])))
 
 
 @dataclass(frozen=True)

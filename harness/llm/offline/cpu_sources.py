@@ -8,6 +8,8 @@ allocates its own output and does all arithmetic itself (no ATen compute ops).
 
 from __future__ import annotations
 
+# Deliberate duplicates: whole kernel files, each readable on its own (see cuda_sources.py).
+
 ELEMENTWISE = r"""
 #include <torch/extension.h>
 #include <algorithm>

@@ -49,9 +49,9 @@ def render(spec: OpSpec, v: Variant) -> str:
     """The full candidate source (imports, load_inline, constants, ModelNew)."""
     broken = v.fault == "compile_error"
     wrong = 1 if v.fault == "wrong_result" else 0
+    src = (cuda_sources if v.language == "cuda" else cpu_sources).SOURCES[spec.family]
+    src = broken_source(src) if broken else src
     if v.language == "cuda":
-        src = cuda_sources.SOURCES[spec.family]
-        src = broken_source(src) if broken else src
         load = (
             f"_ext = load_inline(\n    name={extension_name(spec.family, 'cuda', broken)!r},\n"
             f"    cpp_sources=[_DECL],\n    cuda_sources=[_SRC],\n"
@@ -59,8 +59,6 @@ def render(spec: OpSpec, v: Variant) -> str:
         )
         decl = f"_DECL = {cuda_sources.DECLARATIONS[spec.family]!r}\n"
     else:
-        src = cpu_sources.SOURCES[spec.family]
-        src = broken_source(src) if broken else src
         load = (
             f"_ext = load_inline(\n    name={extension_name(spec.family, 'cpp', broken)!r},\n"
             f"    cpp_sources=[_SRC],\n    functions={cpu_sources.FUNCTIONS[spec.family]!r},\n"
@@ -121,36 +119,36 @@ def _forward_body(spec: OpSpec) -> str:
     raise ValueError(f"no forward template for {spec.family}/{spec.kind}")
 
 
+# family -> (how a CUDA variant works, how a CPU variant works, the thought around it); a family
+# not listed reads as matmul
+_THOUGHTS = {
+    "elementwise": (
+        "{block} threads per block, each thread handling {unroll} elements per grid-stride step",
+        "chunks of {block} elements with the inner loop unrolled {unroll} times",
+        "Apply {kind} in one pass over memory, using {how}, so each element is read and written once.",
+    ),
+    "reduction": (
+        "one block of {block} threads per output with a shared-memory tree reduction",
+        "{block} adjacent outputs accumulated together in double precision",
+        "Reduce ({kind}) along the dim with {how} to keep reads contiguous.",
+    ),
+    "rownorm": (
+        "one block of {block} threads per row, block-wide reductions in shared memory",
+        "one row at a time, statistics in double precision",
+        "Compute {kind} row-wise with {how}; two passes for statistics, one for the output.",
+    ),
+    "matmul": (
+        "{block}x{block} tiles of A and B staged in shared memory",
+        "{block}x{block}x{block} cache blocks with an i-k-j loop order",
+        "Blocked matmul with {how}, so each loaded value is reused across a tile.",
+    ),
+}
+
+
 def describe(spec: OpSpec, v: Variant) -> tuple[str, str]:
     """(name, thought) for the reply."""
     lang = "cuda" if v.language == "cuda" else "cpu"
     name = f"{spec.kind}_{lang}_b{v.block}" + (f"_u{v.unroll}" if v.unroll > 1 else "")
-    if spec.family == "elementwise":
-        how = (
-            f"{v.block} threads per block, each thread handling {v.unroll} elements per grid-stride step"
-            if v.language == "cuda"
-            else f"chunks of {v.block} elements with the inner loop unrolled {v.unroll} times"
-        )
-        thought = f"Apply {spec.kind} in one pass over memory, using {how}, so each element is read and written once."
-    elif spec.family == "reduction":
-        how = (
-            f"one block of {v.block} threads per output with a shared-memory tree reduction"
-            if v.language == "cuda"
-            else f"{v.block} adjacent outputs accumulated together in double precision"
-        )
-        thought = f"Reduce ({spec.kind}) along the dim with {how} to keep reads contiguous."
-    elif spec.family == "rownorm":
-        how = (
-            f"one block of {v.block} threads per row, block-wide reductions in shared memory"
-            if v.language == "cuda"
-            else "one row at a time, statistics in double precision"
-        )
-        thought = f"Compute {spec.kind} row-wise with {how}; two passes for statistics, one for the output."
-    else:
-        how = (
-            f"{v.block}x{v.block} tiles of A and B staged in shared memory"
-            if v.language == "cuda"
-            else f"{v.block}x{v.block}x{v.block} cache blocks with an i-k-j loop order"
-        )
-        thought = f"Blocked matmul with {how}, so each loaded value is reused across a tile."
-    return name, thought
+    cuda_how, cpu_how, thought = _THOUGHTS.get(spec.family, _THOUGHTS["matmul"])
+    how = (cuda_how if v.language == "cuda" else cpu_how).format(block=v.block, unroll=v.unroll)
+    return name, thought.format(kind=spec.kind, how=how)
