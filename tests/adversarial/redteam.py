@@ -164,8 +164,11 @@ CPU_CHEATS: list[Case] = [
          (R.NONFINITE, R.TOLERANCE, R.NONDETERMINISTIC), cheat="18"),
     Case("cheat_19b_outside", "relu", (REJECTED,), (R.NETWORK,), cheat="19"),
     Case("cheat_20a_fork_bomb", "relu", (REJECTED, TIMEOUT), (R.SUBPROCESS, R.RESOURCES, R.TIMEOUT), cheat="20"),
-    Case("cheat_20b_native_fork_bomb", "relu", (REJECTED, TIMEOUT), (R.RESOURCES, R.SUBPROCESS, R.TIMEOUT),
-         cheat="20", timeout_s=120),
+    Case("cheat_20b_native_fork_bomb", "relu", (VALID, REJECTED, TIMEOUT), (None, R.RESOURCES, R.SUBPROCESS, R.TIMEOUT),
+         cheat="20", timeout_s=120,
+         note="neutralised since session 7: the bomb runs at the second call, after the seal, which refuses new "
+              "processes; its fork() fails, it stops, and valid means no process started and the kernel is honest "
+              "(the watchdog's side is tests/evaluator/test_isolation.py, in the late order)"),
     Case("cheat_20c_memory_bomb", "relu", (REJECTED,), (R.RESOURCES,), cheat="20", timeout_s=300),
     Case("cheat_20d_infinite_loop", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="20", timeout_s=60),
     Case("cheat_36_out_rewrite", "relu", (REJECTED, INCORRECT), (R.THREADS, R.TOLERANCE, R.NONFINITE),
