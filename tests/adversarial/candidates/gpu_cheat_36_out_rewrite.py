@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
+# the rewriter thread repeats cheat_36_out_rewrite.py's on purpose: a candidate is one self-contained source
 _CPP = r"""
 #include <torch/extension.h>
 #include <atomic>
