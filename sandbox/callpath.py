@@ -20,6 +20,11 @@ from sandbox.arena import ArenaTooSmall
 
 _perf_ns = time.perf_counter_ns  # aliases captured before any candidate code is imported
 _ptime_ns, _ttime_ns = time.process_time_ns, time.thread_time_ns
+
+
+def _others_ns(mark: tuple[int, ...] | None, p_now: int, t_now: int) -> int:
+    """CPU ns of this process's other threads since ``mark`` (process, this thread, ...)."""
+    return (p_now - mark[0]) - (t_now - mark[1]) if mark else 0
 _listdir = os.listdir
 MAX_TEXT = 20000
 
@@ -85,7 +90,7 @@ class CallPath:
         # CPU burnt by other threads since the previous call's timed window ended: an honest
         # worker is idle there (OMP_WAIT_POLICY=PASSIVE); work pushed to a pool is not
         p_now, t_now = _ptime_ns(), _ttime_ns()
-        self._bg_ns = (p_now - self._mark[0]) - (t_now - self._mark[1]) if self._mark else 0
+        self._bg_ns = _others_ns(self._mark, p_now, t_now)
         self._prep_mark = (p_now, t_now, _perf_ns())
         self._target = req["target"]
         self.last_out = None  # the previous snapshot's memory goes back to the allocator before the poison
@@ -221,10 +226,9 @@ class CallPath:
         """Other threads' CPU since the last call's window ended and since its prepare (the
         judge asks after each output check: work done for a checked output, sandbox/checks.py)."""
         p_now, t_now, w_now = _ptime_ns(), _ttime_ns(), _perf_ns()
-        since_call = (p_now - self._mark[0]) - (t_now - self._mark[1]) if self._mark else 0
         pm = getattr(self, "_prep_mark", None)
-        since_prep = (p_now - pm[0]) - (t_now - pm[1]) if pm else 0
-        return {"ok": True, "since_call_ns": since_call, "since_prepare_ns": since_prep,
+        return {"ok": True, "since_call_ns": _others_ns(self._mark, p_now, t_now),
+                "since_prepare_ns": _others_ns(pm, p_now, t_now),
                 "window_ns": w_now - pm[2] if pm else 0}
 
     def finish(self) -> None:

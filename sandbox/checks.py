@@ -139,8 +139,8 @@ class Checks:
         """Work the candidate's other threads did for a checked output: their CPU from the end of
         the call's timed window to after the check (an honest CPU worker has no other busy thread:
         one intra-op thread, OMP_WAIT_POLICY=PASSIVE). Enforced on CPU. On a GPU it is recorded
-        only: honest CUDA kernels showed 2-5 ms of other threads' CPU around a check on the H100
-        (the driver's own threads; docs/evaluator.md), so there the freeze and the per-call
+        only: honest CUDA kernels showed 2.2-8.3 ms of other threads' CPU around a check on the H100
+        (most likely the driver's own threads; docs/evaluator.md), so there the freeze and the per-call
         median of sandbox/timing.py stand alone."""
         rep, _ = self.cand.request("bg", bound=self.call_bound(floor=10.0))
         if not rep.get("ok"):

@@ -5,6 +5,14 @@ watchdog (sandbox/isolation/process.py) kills a jail above its limits with these
 from __future__ import annotations
 
 import os
+import signal
+import time
+
+
+def _state_and_ppid(stat: bytes) -> tuple[bytes, int]:
+    """(state letter, parent pid) from a /proc/<pid>[/task/<tid>]/stat line (the comm may hold ')')."""
+    rest = stat[stat.rfind(b")") + 2 :].split()
+    return rest[0], int(rest[1])
 
 
 def _children_map() -> dict[int, list[int]]:
@@ -17,7 +25,7 @@ def _children_map() -> dict[int, list[int]]:
                 s = f.read()
         except OSError:
             continue
-        ppid = int(s[s.rfind(b")") + 2 :].split()[1])
+        ppid = _state_and_ppid(s)[1]
         kids.setdefault(ppid, []).append(int(d))
     return kids
 
@@ -91,7 +99,7 @@ def _threads_stopped(pids: list[int]) -> bool:
                     s = f.read()
             except OSError:
                 continue
-            if s[s.rfind(b")") + 2 : s.rfind(b")") + 3] not in (b"T", b"t", b"Z", b"X"):
+            if _state_and_ppid(s)[0] not in (b"T", b"t", b"Z", b"X"):
                 return False
     return True
 
@@ -100,9 +108,6 @@ def stop_tree(pid: int, settle_s: float = 0.5) -> list[int]:
     """SIGSTOP ``pid`` and all its descendants, again for any that appear meanwhile, and wait
     (up to ``settle_s``) until every one of their threads is stopped. Returns the pids stopped
     (give them to :func:`continue_tree`). What the tree holds in memory cannot change until then."""
-    import signal
-    import time
-
     stopped: list[int] = []
     for _ in range(8):
         new = [p for p in descendants(pid) if p not in stopped]
@@ -121,8 +126,6 @@ def stop_tree(pid: int, settle_s: float = 0.5) -> list[int]:
 
 
 def continue_tree(pids: list[int]) -> None:
-    import signal
-
     for p in pids:
         try:
             os.kill(p, signal.SIGCONT)
