@@ -36,6 +36,9 @@ CALL_MULT = 50.0
 # window's wall time (from the call's prepare to after the check) allowed beyond it
 CHECK_BG_FLOOR_US = 50.0
 CHECK_BG_FRACTION = 0.05
+# ... and how many windows must be over, in number and in share of those checked
+CHECK_BG_MIN_OVER = 3
+CHECK_BG_OVER_SHARE = 0.25
 
 
 class Checks:
@@ -137,27 +140,37 @@ class Checks:
 
     def check_window(self, what: str) -> None:
         """Work the candidate's other threads did for a checked output: their CPU from the end of
-        the call's timed window to after the check (an honest CPU worker has no other busy thread:
-        one intra-op thread, OMP_WAIT_POLICY=PASSIVE). Enforced on CPU. On a GPU it is recorded
-        only: honest CUDA kernels showed 2.2-8.3 ms of other threads' CPU around a check on the H100
-        (most likely the driver's own threads; docs/evaluator.md), so there the freeze and the per-call
-        median of sandbox/timing.py stand alone."""
+        the call's timed window to after the check. A window is over when that CPU is above
+        max(CHECK_BG_FLOOR_US, CHECK_BG_FRACTION of the window); the verdict is timing.threads
+        once CHECK_BG_MIN_OVER windows are over and they are more than CHECK_BG_OVER_SHARE of
+        the windows checked. One window over is not enough: an honest CPU worker has one other
+        thread, kineto's config loader (started by the worker's profiler), which wakes every 5 s
+        and burnt up to 1.1 ms when a wake fell inside a window on a loaded 2-core box. A
+        rewrite of the output outside the timed window has to happen for every checked output
+        (each is compared), so it shows in nearly all windows; the timing median makes a
+        shortcut taken in a minority of calls worthless. Enforced on CPU. On a GPU it is
+        recorded only: honest CUDA kernels showed 2.2-8.3 ms of other threads' CPU around every
+        check on the H100 (most likely the driver's own threads; docs/evaluator.md), so there the
+        freeze and the per-call median of sandbox/timing.py stand alone."""
         rep, _ = self.cand.request("bg", bound=self.call_bound(floor=10.0))
         if not rep.get("ok"):
             return
         gpu = self.cfg.device.startswith("cuda")
         us = int(rep.get("since_call_ns", 0)) / 1e3
         allowed = max(CHECK_BG_FLOOR_US, CHECK_BG_FRACTION * int(rep.get("window_ns", 0)) / 1e3)
-        worst = self.v.evidence.get("check_bg_us")
-        if worst is None or us > worst["us"]:
-            self.v.evidence["check_bg_us"] = {
-                "us": round(us, 1), "since_prepare_us": round(int(rep.get("since_prepare_ns", 0)) / 1e3, 1),
-                "allowed": round(allowed, 1), "at": what, "enforced": not gpu}
-        if us > allowed and not gpu:
+        ev = self.v.evidence.setdefault("check_bg_us", {"us": -1.0, "windows": 0, "over": 0,
+                                                        "enforced": not gpu})
+        ev["windows"] += 1
+        ev["over"] += us > allowed
+        if us > ev["us"]:
+            ev.update({"us": round(us, 1), "since_prepare_us": round(int(rep.get("since_prepare_ns", 0)) / 1e3, 1),
+                       "allowed": round(allowed, 1), "at": what})
+        if not gpu and ev["over"] >= CHECK_BG_MIN_OVER and ev["over"] > CHECK_BG_OVER_SHARE * ev["windows"]:
             raise Reject(Status.REJECTED, rules.THREADS,
-                         f"{what}: other threads of the candidate's process burnt {us:.0f} us of CPU between "
-                         f"the end of the call and its check (allowed {allowed:.0f} us): the output was worked "
-                         "on outside the timed window")
+                         f"{what}: other threads of the candidate's process burnt CPU between the end of "
+                         f"the call and its check in {ev['over']} of {ev['windows']} checked outputs "
+                         f"(now {us:.0f} us, allowed {allowed:.0f} us): the output was worked on outside "
+                         "the timed window")
 
     def check_against(self, seed: int, label: str, index: int, rule_fail: str | None = None,
                       ref_ready: bool = False, keep: str | None = None) -> Trial:

@@ -1,0 +1,36 @@
+"""Other threads' CPU between a call's end and its output's check (sandbox/checks.py,
+check_window): an honest candidate whose own housekeeping thread sometimes wakes inside a
+window stays valid; an output rewritten after every call (#36) does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox import rules
+from sandbox.evaluate import evaluate
+from sandbox.task import load_task
+from sandbox.verdict import Mode, Status
+from tests.adversarial.redteam import TASKS, Case, config, describe
+
+pytestmark = pytest.mark.slow
+
+
+def _judge(stem: str):
+    case = Case(stem, "relu", (Status.VALID,), mode=Mode.FINAL)
+    return evaluate(load_task(TASKS / "relu.py"), case.source(), config(case, max_timing_s=3.0))
+
+
+def test_a_housekeeping_thread_that_wakes_inside_some_windows_is_not_a_rewrite():
+    v = _judge("honest_cpu_relu_housekeeper")
+    ev = v.evidence.get("check_bg_us", {})
+    assert v.status is Status.VALID, describe(v) + f"\n{ev}"
+    # the test is about windows that were over: its thread (2 ms every 250 ms) landed in some
+    assert ev["enforced"] and ev["over"] >= 1 and ev["windows"] > 4 * ev["over"], ev
+
+
+def test_an_output_rewritten_after_every_call_is_over_in_every_window():
+    v = _judge("cheat_36_out_rewrite")
+    ev = v.evidence.get("check_bg_us", {})
+    assert v.status in (Status.REJECTED, Status.INCORRECT), describe(v)
+    if v.status is Status.REJECTED:
+        assert v.rule == rules.THREADS and ev["over"] == ev["windows"] >= 3, (describe(v), ev)
