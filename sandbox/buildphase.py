@@ -6,12 +6,23 @@ build cache). The judging worker then mounts that tier read-only and is sealed (
 before it imports the candidate: it only loads finished builds and can start no process.
 
 CUDA sources are built the same way, by a build worker without a GPU, for this machine's GPU
-arch (sandbox/session.py: ``cuda_build``). One case keeps the earlier order (the judging worker
-imports with its build dir writable and is sealed after the warm-up calls), recorded as
-``evidence.build_apart = "late"`` with the reason: sources that compile at their first call
-(Triton, cupy, numba, ``torch.compile``), whose compilers run in the warm-up, inside the judging
-worker. ``KH_BUILD_APART=cpu`` in the parent's environment keeps CUDA judgements in the late
-order too (an operator's switch, e.g. for a GPU stack where the sealed order fails).
+arch (sandbox/session.py: ``cuda_build``).
+
+Sources that compile at their first call (Triton, cupy, numba, ``torch.compile``) take the
+"warm-apart" order: a throwaway candidate worker, with the GPU and its build dir writable,
+imports the candidate and makes the warm-up calls (every profile judged), so that JIT compiles,
+launcher builds and their caches land in the candidate's own tier; it is closed. The judging
+worker then mounts that tier read-only, runs the harness's own Triton warm-up (trusted code, no
+candidate loaded yet: the compiler version probes and driver helpers Triton caches per process)
+and is sealed before it imports the candidate; its warm-up calls hit the caches.
+
+Two cases keep the earlier "late" order (the judging worker imports with its build dir
+writable and is sealed after the warm-up calls), recorded in ``evidence.build_apart`` with the
+reason: a sealed warm-up that failed where the warm-apart worker's succeeded (some JIT stacks
+start a process even on a cache hit: the judgement is redone in the late order, never failed
+for it), and ``KH_BUILD_APART=cpu`` in the parent's environment, which keeps every CUDA
+judgement in the late order (an operator's switch, e.g. for a GPU stack where the sealed order
+fails).
 
 The markers are read from the source: a candidate that hides its extension build from them is
 judged sealed and its build fails in the judging worker (a compile or runtime error, its own).
@@ -38,7 +49,9 @@ def plan(source: str, device: str) -> tuple[str, str]:
     if device.startswith("cuda") and os.environ.get("KH_BUILD_APART", "all") == "cpu":
         return "late", "CUDA: KH_BUILD_APART=cpu (the operator kept CUDA judgements in the late order)"
     if JIT_AT_CALL.search(source):
-        return "late", "the source compiles at its first call (Triton, cupy, numba or torch.compile)"
+        return "warm-apart", ("the source compiles at its first call (Triton, cupy, numba or torch.compile): "
+                              "a separate worker made the first calls; the judging worker loads their "
+                              "caches read-only, sealed")
     return "sealed", "built by a separate build worker; the judging worker loads it read-only, sealed"
 
 
@@ -60,3 +73,43 @@ def build(j: Judge) -> bool:
     if res.outcome != "built":
         j.v.evidence["build_worker"] = res.message[:300]
     return res.outcome == "built"
+
+
+def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
+    """The warm-apart worker: import and first calls in a throwaway candidate worker whose build
+    dir is writable (the late order's steps, in a worker that never judges). True when the
+    judging worker may go sealed; False when that worker died or broke the protocol (the
+    judging worker then does it all itself, late, and gets the verdict for it). A compile
+    error, a failed first call, a timeout or a process left running is the verdict (the late
+    order gives the same)."""
+    import time
+
+    from sandbox.judge import Judge
+    from sandbox.session import ProtocolViolation, WorkerDied
+
+    b = Judge(j.task, j.source, j.cfg)
+    b.opcount_path, b.entry, b.t0, b.deadline = j.opcount_path, j.entry, j.t0, j.deadline
+    t = time.monotonic()
+    ok = True
+    try:
+        b.start(cache_ro=False)
+        b.import_candidate()
+        b._take_device()
+        b.warm(profile, extras)
+    except (WorkerDied, ProtocolViolation) as e:
+        ok = False
+        j.v.evidence["warm_apart_failed"] = f"{type(e).__name__}: {e}"[:300]
+    finally:
+        b.close()
+        j.v.durations_s["warm_apart"] = round(time.monotonic() - t, 3)
+        j.v.durations_s["compile"] = b.v.durations_s.get("compile", 0.0)
+        j.v.evidence["build"] = b.v.evidence.get("build", {})
+        j.v.evidence["warm_apart_exclusive_s"] = b.v.durations_s.get("exclusive")
+        j.deadline = max(j.deadline, b.deadline)  # its waits for the device are not the candidate's time
+    return ok
+
+
+def sealed_warm_failed(j: Judge, r: Reject) -> bool:
+    """A failure of the sealed judging worker's import or warm-up that the late order may not
+    have: a runtime or compile error (a JIT stack that starts a process on a cache hit)."""
+    return r.status in (Status.RUNTIME_ERROR, Status.COMPILE_ERROR)

@@ -212,6 +212,66 @@ class Judge(Checks):
             raise Reject(Status.REJECTED, rules.SUBPROCESS,
                          f"{extra} process(es) the candidate started were still running when judging began")
 
+    def open_and_warm(self, order: str, profile: str, extras: list[str]) -> None:
+        """Start the judging workers, import the candidate, take the device and make the warm-up
+        calls. Sealed before the import in the "sealed" and "warm-apart" orders (builds and JIT
+        caches mounted read-only), after the warm-up in the "late" order."""
+        sealed_first = order in ("sealed", "warm-apart")
+        self.start(cache_ro=sealed_first)
+        if sealed_first:  # no process may start from here on, not even during the import
+            prewarm = ["triton"] if order == "warm-apart" and "triton" in self.source else []
+            rep, _ = self.cand.request("seal", bound=self.call_bound(floor=60.0), prewarm=prewarm)
+            self.v.evidence["build_apart"]["sealed_before_import"] = bool(rep.get("sealed"))
+            if prewarm:
+                self.v.evidence["build_apart"]["prewarm"] = rep.get("prewarm", {})
+        self.import_candidate()  # compiles only in the "late" order: no device lock held yet
+        self._take_device()
+        t = time.monotonic()
+        self.warm(profile, extras)
+        self.v.durations_s["warm"] = round(time.monotonic() - t, 3)  # first calls: outside the GPU-held bound
+
+    def warm_in_order(self, order: str, why: str, profile: str, extras: list[str]) -> None:
+        """open_and_warm in ``order``, falling back when a sealed judging worker fails its import
+        or warm-up with a runtime or compile error: "sealed" -> "warm-apart" (a build or tool at
+        the first call that the build worker's import never reached) -> "late". A candidate
+        that fails the same way unsealed gets that failure as its verdict (from the warm-apart
+        worker or the late order)."""
+        from sandbox import buildphase
+
+        failures: list[str] = []
+        while True:
+            self.v.evidence["build_apart"] = {"order": order, "why": why,
+                                              **({"sealed_failures": failures} if failures else {})}
+            try:
+                self.open_and_warm(order, profile, extras)
+                return
+            except Reject as r:
+                if order == "late" or not buildphase.sealed_warm_failed(self, r):
+                    raise
+                failures.append(f"{order}: {r.status.value}: {r.message}: {str(r.evidence.get('log', ''))[-300:]}"[:600])
+            self.reopen()
+            if order == "sealed" and buildphase.warm_apart(self, profile, extras):
+                order, why = "warm-apart", ("the sealed warm-up failed (a build or a tool at the first call, which the "
+                                            "build worker never makes): a separate worker made the first calls")
+            else:
+                order, why = "late", "the sealed warm-up failed where an unsealed one succeeded; judged in the late order"
+
+    def reopen(self) -> None:
+        """Close the judging workers, the arena and the device lock to start over (the
+        warm-apart order's fallback)."""
+        for w in (self.cand, self.ref):
+            if w is not None:
+                w.close()
+        self.cand = self.ref = None
+        if self.arena is not None:
+            self.arena.close()
+            self.arena = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+        self.hold_until = None
+        self.staged = None
+
     def custom_code(self, seed: int) -> None:
         from sandbox.customcode import check_profiled_call
 
@@ -231,20 +291,13 @@ class Judge(Checks):
             raise TaskError(f"{self.task.path}: no shape profile {profile!r} (has {self.task.profiles})")
         from sandbox import buildphase
 
+        extras = self.extra_profiles(profile) if self.final else []
         order, why = buildphase.plan(self.source, cfg.device)
         if order == "sealed" and not buildphase.build(self):
             order, why = "late", "the build worker did not finish; the judging worker imports it itself"
-        self.v.evidence["build_apart"] = {"order": order, "why": why}
-        self.start(cache_ro=order == "sealed")
-        if order == "sealed":  # no process may start from here on, not even during the import
-            rep, _ = self.cand.request("seal", bound=self.call_bound(floor=10.0))
-            self.v.evidence["build_apart"]["sealed_before_import"] = bool(rep.get("sealed"))
-        self.import_candidate()  # compiles only in the "late" order: no device lock held yet
-        self._take_device()
-        extras = self.extra_profiles(profile) if self.final else []
-        t = time.monotonic()
-        self.warm(profile, extras)
-        self.v.durations_s["warm"] = round(time.monotonic() - t, 3)  # first calls: outside the GPU-held bound
+        if order == "warm-apart" and not buildphase.warm_apart(self, profile, extras):
+            order, why = "late", "the warm-apart worker did not finish; the judging worker warms it itself"
+        self.warm_in_order(order, why, profile, extras)
         self.setup(profile)
         t = time.monotonic()
         self.correctness(profile, cfg.correctness_trials, self.base_seed)

@@ -232,13 +232,18 @@ class Worker(CallPath):
     def seal(self, req: dict[str, Any]) -> dict[str, Any]:
         """The judging phase starts: from now on this process and its threads may not exec
         (a seccomp filter stacked on the jail's, sandbox/isolation/seccomp.py)."""
+        pre: dict[str, Any] = {}
+        if "triton" in req.get("prewarm", []) and self.cand_mod is None and self.cuda:
+            from sandbox import tritonwarm  # trusted code, no candidate loaded: before the seal
+
+            pre["triton"] = tritonwarm.run(self.scratch)
         try:
             from sandbox.isolation import seccomp
 
             seccomp.install(deny_exec=True)
-            return {"ok": True, "sealed": True}
+            return {"ok": True, "sealed": True, "prewarm": pre}
         except Exception as e:  # noqa: BLE001 - no seccomp here (a container's profile): recorded
-            return {"ok": True, "sealed": False, "why": f"{type(e).__name__}: {e}"[:300]}
+            return {"ok": True, "sealed": False, "why": f"{type(e).__name__}: {e}"[:300], "prewarm": pre}
 
     def monitor_report(self, req: dict[str, Any]) -> dict[str, Any]:
         m = self.monitor
