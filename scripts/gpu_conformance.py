@@ -46,7 +46,10 @@ def judge(row: Row, rules: str, timing_s: float) -> dict:
         ok = got == (want_status, want_rule) and (row.passes_1e2 is None or tol is row.passes_1e2)
         rec = {"status": got[0], "rule": got[1], "message": v.message[:300], "passes_1e-2": tol,
                "tightest": v.tolerance.get("tightest"), "custom_share": v.evidence.get("custom_share"),
-               "accommodations": v.evidence.get("accommodations"), "logs": "" if ok else v.logs[-1500:]}
+               "accommodations": v.evidence.get("accommodations"), "logs": "" if ok else v.logs[-1500:],
+               # the build order (sandbox/buildphase.py) and where the time went
+               "build_apart": v.evidence.get("build_apart"), "durations_s": v.durations_s,
+               "check_bg_us": v.evidence.get("check_bg_us")}
     except Exception as e:  # noqa: BLE001 - an evaluator crash is a disagreement, reported
         ok, rec = False, {"status": "crash", "rule": None, "message": f"{type(e).__name__}: {e}"[:500]}
     return {"kernel": row.kernel, "task": row.task, "rules": rules, "expected": getattr(row, rules),
