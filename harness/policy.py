@@ -26,9 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sandbox.evaluate import EvalConfig
-from sandbox.task import Task
-from sandbox.verdict import Mode
+from sandbox.contract import EvalConfig, Mode, Task
 
 FIXED = ("mode", "device", "sandbox", "rules")  # from the arguments, never from an override
 

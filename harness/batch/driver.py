@@ -31,8 +31,7 @@ from harness.batch.output import (
 from harness.statusline import StatusLines
 
 if TYPE_CHECKING:
-    from sandbox.config import EvalConfig
-    from sandbox.task import Task
+    from sandbox.contract import EvalConfig, Task
 
 
 @dataclass
@@ -201,7 +200,7 @@ def _executor(opts: BatchOptions, preps: list[Prepared]) -> Any:
 def _outcome(p: Prepared, fut: Future) -> tuple[Any, str | None, str | None]:
     """(verdict, input error, harness error) of a finished judgement."""
     from harness.suite import TaskError
-    from sandbox.evaluate import CandidateError
+    from sandbox.contract import CandidateError
 
     try:
         return fut.result(), None, None

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from sandbox.verdict import Verdict
+from sandbox.contract import Verdict
 
 INPUT_ERROR = "input_error"  # the candidate or its reference is unusable (never a verdict)
 HARNESS_ERROR = "harness_error"  # the executor failed (not judged; retried on the next run)

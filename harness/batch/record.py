@@ -16,8 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sandbox.task import Task
-from sandbox.verdict import Verdict
+from sandbox.contract import Task, Verdict
 
 METHOD = "eval-batch"
 LLM = "none"

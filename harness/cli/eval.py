@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from harness.cli.evalopts import default_device, eval_config, eval_options
-from sandbox.verdict import Verdict
+from sandbox.contract import Verdict
 
 _default_device = default_device  # the name this module had before evalopts.py
 
@@ -110,12 +110,11 @@ def cli(
     """Judge CANDIDATE (a ModelNew source) against REFERENCE (a KernelBench-format task)."""
     import os
 
-    from sandbox.isolation.base import SandboxUnavailable
+    from sandbox.contract import SandboxUnavailable
 
     if unsafe_no_isolation:
         os.environ["HARNESS_UNSAFE_NO_ISOLATION"] = "1"
-    from sandbox.evaluate import CandidateError, evaluate
-    from sandbox.task import TaskError, load_task
+    from sandbox.contract import CandidateError, TaskError, evaluate, load_task
 
     device = device or _default_device()
     if device == "cpu" and not as_json:

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from sandbox.config import EvalConfig
-    from sandbox.task import Task
+    from sandbox.contract import EvalConfig, Task
 
 def default_device() -> str:
     try:
@@ -58,7 +57,7 @@ def eval_options(after_mode: Sequence[Callable[[Any], Any]] = ()) -> Callable[[A
 
 def rules_option() -> Any:
     """``--rules strict|partial``: the rule set that judges (recorded in every verdict)."""
-    from sandbox.rules import RULE_SETS, STRICT
+    from sandbox.contract import RULE_SETS, STRICT
 
     return click.option("--rules", type=click.Choice(RULE_SETS), default=STRICT, show_default=True,
                         help="Rule set: strict = the candidate's own code computes everything; partial = "

@@ -215,7 +215,7 @@ def _eval_overrides(items: tuple[str, ...]) -> dict[str, Any]:
     import dataclasses
 
     from harness.policy import FIXED
-    from sandbox.evaluate import EvalConfig
+    from sandbox.contract import EvalConfig
 
     allowed = {f.name for f in dataclasses.fields(EvalConfig)} - set(FIXED)
     out = _parse_options(items)

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from harness.suite.suites import SuiteError, find_task, load_suites, resolve
-from sandbox.task import Task, TaskError
+from sandbox.contract import Task, TaskError
 
 
 def _fail(e: Exception) -> None:

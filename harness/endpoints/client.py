@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from harness.endpoints.uds_http import request
 from harness.llm.base import BudgetExhausted, ChatModel
 from harness.methods.base import Budget, Proposal, TaskContext
-from sandbox.verdict import Verdict
+from sandbox.contract import Verdict
 
 
 class EndpointError(RuntimeError):

@@ -31,7 +31,7 @@ from pathlib import Path
 from harness.endpoints.eval_server import EvalEndpoint
 from harness.llm.base import CallContext, ChatModel
 from harness.methods.base import Budget, EvaluateFn, Proposal, TaskContext
-from sandbox.isolation.base import Launcher, Limits, Mount, WorkerSpec
+from sandbox.contract import Launcher, Limits, Mount, WorkerSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENV_ALLOW = (
@@ -82,7 +82,7 @@ def program_env(
 def _get_launcher(settings: ProgramSettings) -> Launcher:
     if settings.launcher is not None:
         return settings.launcher
-    from sandbox.isolation import get_launcher
+    from sandbox.contract import get_launcher
 
     return get_launcher(settings.sandbox)
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.store.fingerprint import git_commit
-from sandbox.machine import Gpu, Machine, nvidia_smi, package_version
-from sandbox.machine import fingerprint as machine_fingerprint
+from sandbox.contract import Gpu, Machine, nvidia_smi, package_version
+from sandbox.contract import fingerprint as machine_fingerprint
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ def probe_isolation() -> list[Tool]:
     """The process sandbox's layers, as a jail actually started here saw them (``harness
     doctor``). Judging refuses to start without them unless --unsafe-no-isolation."""
     try:
-        from sandbox.isolation.process import probe
+        from sandbox.contract import isolation_probe as probe
     except Exception as e:  # noqa: BLE001
         return [Tool("isolation", False, detail=f"sandbox package: {e}")]
     p = probe()
@@ -144,7 +144,7 @@ def probe_engines() -> list[Tool]:
     """Docker-API engines (docker, or podman's service socket) that answer a ping."""
     tools = []
     try:
-        from sandbox.isolation.engine import probe as engine_probe
+        from sandbox.contract import engine_probe
 
         info = engine_probe()
         tools.append(

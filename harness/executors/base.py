@@ -16,9 +16,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sandbox.evaluate import EvalConfig
-from sandbox.task import Task
-from sandbox.verdict import Verdict
+from sandbox.contract import EvalConfig, Task, Verdict
 
 # how a candidate gets judged: sandbox.evaluate.evaluate, an executor's judge, or a test's fake
 JudgeFn = Callable[[Task, str, EvalConfig], Verdict]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 
 # the evaluator's own test for "this source runs a compiler"
-from sandbox.buildphase import NATIVE_BUILD
+from sandbox.contract import NATIVE_BUILD
 
 NO_BUILD, SEEN, NATIVE = 0, 1, 2
 

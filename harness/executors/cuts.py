@@ -55,7 +55,7 @@ def apply_compile_cuts(pch: bool = True, arch: bool = True, lite: bool = True) -
             os.environ["TORCH_CUDA_ARCH_LIST"] = a
             out.arch_list = a
     if pch:
-        from sandbox.prebuild import ensure_pch
+        from sandbox.contract import ensure_pch
 
         try:
             out.pch_build_s = ensure_pch()

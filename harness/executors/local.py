@@ -31,9 +31,7 @@ from harness.astlock import serialise_ast_parse
 from harness.executors import buildorder
 from harness.executors.base import ExecutorStats, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
-from sandbox.evaluate import EvalConfig
-from sandbox.task import Task
-from sandbox.verdict import Verdict
+from sandbox.contract import EvalConfig, Task, Verdict
 
 
 def default_compile_workers() -> int:
@@ -177,11 +175,11 @@ class LocalExecutor:
     def _build(self, unit: _Unit) -> None:
         build = self._build_fn
         if build is None:
-            from sandbox.prebuild import prebuild as build
+            from sandbox.contract import prebuild as build
         try:
             res = build(unit.task, unit.source, unit.config)
         except Exception as e:  # noqa: BLE001 - the judge reports what the builder could not
-            from sandbox.prebuild import BuildResult
+            from sandbox.contract import BuildResult
 
             res = BuildResult("not_built", message=f"prebuild raised {type(e).__name__}: {e}")
         unit.build = res
@@ -210,7 +208,7 @@ class LocalExecutor:
     def _timing_loop(self, device: str) -> None:
         judge = self._judge_fn
         if judge is None:
-            from sandbox.evaluate import evaluate as judge
+            from sandbox.contract import evaluate as judge
         while True:
             with self._cv:
                 while not self._ready and not self._closed:

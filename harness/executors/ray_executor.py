@@ -21,9 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.executors.base import ExecutorStats
-from sandbox.evaluate import EvalConfig
-from sandbox.task import Task
-from sandbox.verdict import Verdict
+from sandbox.contract import EvalConfig, Task, Verdict
 
 REPO_ROOT = str(Path(__file__).resolve().parents[2])
 MAX_RETRIES = 3
@@ -45,14 +43,14 @@ def _maybe_cuts(config: EvalConfig, cuts: bool) -> None:
 def _build_task(task: Task, source: str, config: EvalConfig, cuts: bool) -> tuple[Any, str]:
     import ray
 
-    from sandbox.prebuild import prebuild
+    from sandbox.contract import prebuild
 
     _maybe_cuts(config, cuts)
     return prebuild(task, source, config), ray.get_runtime_context().get_node_id()
 
 
 def _judge_task(task: Task, source: str, config: EvalConfig, cuts: bool) -> Verdict:
-    from sandbox.evaluate import evaluate
+    from sandbox.contract import evaluate
 
     _maybe_cuts(config, cuts)
     return evaluate(task, source, config)

@@ -4,7 +4,7 @@ imports its executor only when asked for (Ray is optional)."""
 from __future__ import annotations
 
 from harness.executors.base import Executor
-from sandbox.registry import Registry
+from sandbox.contract import Registry
 
 EXECUTORS: Registry[Executor] = Registry("executor", option="--executor")
 

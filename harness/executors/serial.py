@@ -6,9 +6,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 
 from harness.executors.base import ExecutorStats
-from sandbox.evaluate import EvalConfig
-from sandbox.task import Task
-from sandbox.verdict import Verdict
+from sandbox.contract import EvalConfig, Task, Verdict
 
 
 class SerialExecutor:
@@ -20,7 +18,7 @@ class SerialExecutor:
     def judge(self, task: Task, source: str, config: EvalConfig) -> Verdict:
         import time
 
-        from sandbox.evaluate import evaluate
+        from sandbox.contract import evaluate
 
         self.stats.mark_submit()
         t0 = time.monotonic()

@@ -24,7 +24,7 @@ def describe_op(op: str) -> dict[str, Any]:
     if path is None:
         return out
     try:
-        from sandbox.task import load_task
+        from sandbox.contract import load_task
 
         t = load_task(path)
     except Exception:  # noqa: BLE001 -- a broken task file must not stop the site build

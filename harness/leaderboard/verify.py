@@ -20,9 +20,7 @@ from harness.leaderboard.model import Entry, Leaderboard
 from harness.leaderboard.tasks import find_task_file
 from harness.policy import eval_config
 from harness.store import fingerprint
-from sandbox.evaluate import EvalConfig
-from sandbox.task import Task
-from sandbox.verdict import Mode, Verdict
+from sandbox.contract import EvalConfig, Mode, Task, Verdict
 
 
 @dataclass(frozen=True)
@@ -109,7 +107,7 @@ def _cuda_available() -> bool:
 
 
 def _default_evaluate(task: Task, source: str, config: EvalConfig) -> Verdict:
-    from sandbox.evaluate import evaluate
+    from sandbox.contract import evaluate
 
     return evaluate(task, source, config)
 
@@ -144,8 +142,7 @@ def verify(
     progress: Callable[[str], None] = lambda s: None,
     evaluate_fn: Callable[[Task, str, EvalConfig], Verdict] = _default_evaluate,
 ) -> VerifyReport:
-    from sandbox.evaluate import CandidateError
-    from sandbox.task import load_task
+    from sandbox.contract import CandidateError, load_task
 
     here = fingerprint.hardware_label(fingerprint.environment(probe_torch=False))
     rows: list[VerifyRow] = []

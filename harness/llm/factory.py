@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.llm.base import ChatModel
 from harness.llm.config import ConfigError, LLMConfig
-from sandbox.registry import Registry
+from sandbox.contract import Registry
 
 if TYPE_CHECKING:
     from harness.store.db import Store

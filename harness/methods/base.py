@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.llm.base import ChatModel
-from sandbox.verdict import Verdict
+from sandbox.contract import Verdict
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 from harness.llm.base import CallContext, ChatModel
 from harness.methods.base import Proposal, TaskContext
 from harness.methods.reply import parse_reply
-from sandbox.verdict import Status, Verdict
+from sandbox.contract import Status, Verdict
 
 
 @dataclass

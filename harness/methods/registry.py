@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.methods.base import Method
-from sandbox.registry import Registry, UnknownName, load_target
+from sandbox.contract import Registry, UnknownName, load_target
 
 __all__ = ["BUILTINS", "UnknownMethod", "get_method", "list_methods", "load_target"]
 

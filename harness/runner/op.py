@@ -35,9 +35,7 @@ from harness.runner.metering import make_meter, metered
 from harness.runner.resume import ResumedModel
 from harness.runner.tasks import task_context
 from harness.store import OpMetadata, Results, config_key, sha256_text
-from sandbox.evaluate import CandidateError, EvalConfig
-from sandbox.task import Task
-from sandbox.verdict import Mode, Status, Verdict
+from sandbox.contract import CandidateError, EvalConfig, Mode, Status, Task, Verdict
 
 
 @dataclass
@@ -76,7 +74,7 @@ class OpSettings:
 
 
 def default_judge(task: Task, source: str, config: EvalConfig) -> Verdict:
-    from sandbox.evaluate import evaluate
+    from sandbox.contract import evaluate
 
     return evaluate(task, source, config)
 

@@ -12,7 +12,7 @@ from typing import Any
 from harness.methods.base import TaskContext
 from harness.methods.prompting import default_rules
 from harness.suite.suites import resolve
-from sandbox.task import Task, TaskError
+from sandbox.contract import Task, TaskError
 
 
 class TaskSelectionError(ValueError):

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from sandbox.machine import fingerprint, package_version
+from sandbox.contract import fingerprint, package_version
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("torch", "triton", "numpy", "scipy", "jinja2", "openai", "kernel-harness")

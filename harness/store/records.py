@@ -12,10 +12,10 @@ import sqlite3
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from sandbox.verdict import Verdict
+from sandbox.contract import Verdict
 
 if TYPE_CHECKING:
-    from sandbox.task import Task
+    from sandbox.contract import Task
 
 OP_STATUSES = ("pending", "searching", "finished", "failed")
 
@@ -55,7 +55,7 @@ class RunSpec:
             raise ValueError(
                 "RunSpec.llm must be an LLM spec such as 'offline' or 'openai:gpt-4.1'"
             )
-        from sandbox.rules import RULE_SETS
+        from sandbox.contract import RULE_SETS
 
         if self.rules not in RULE_SETS:
             raise ValueError(f"RunSpec.rules must be one of {', '.join(RULE_SETS)}, not {self.rules!r}")

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.store.db import Store, StoreError, utcnow
 from harness.store.records import CandidateOutcome, StoredVerdict, ValidKernel
-from sandbox.verdict import Verdict
+from sandbox.contract import Verdict
 
 # EvalConfig fields that do not change what a verdict says (so are left out of its key)
 _KEY_IGNORES = {"build_dir", "sandbox"}

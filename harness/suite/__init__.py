@@ -2,7 +2,7 @@
 and self-checks of reference ops (``checks.py``, imports torch)."""
 
 from harness.suite.suites import SuiteError, find_task, load_suites, op_paths, resolve
-from sandbox.task import OpMeta, Task, TaskError, load_task
+from sandbox.contract import OpMeta, Task, TaskError, load_task
 
 __all__ = [
     "OpMeta",

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from sandbox.task import Task
+from sandbox.contract import Task
 
 
 @dataclass(frozen=True)

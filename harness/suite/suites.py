@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from sandbox.task import Task, TaskError, load_task
+from sandbox.contract import Task, TaskError, load_task
 
 
 class SuiteError(TaskError):

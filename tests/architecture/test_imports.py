@@ -55,3 +55,16 @@ def test_no_import_cycles():
     assert not found, "import cycles (each line: the modules of one cycle):\n" + "\n".join(
         ", ".join(c) for c in found
     )
+
+
+def test_the_orchestrator_reaches_the_evaluator_only_through_its_contract():
+    """harness/ imports sandbox.contract and nothing else of the evaluator (the contract
+    re-exports the task format, EvalConfig, Verdict, the errors and the acts)."""
+    arrows = sorted(
+        f"{src} -> {dst}"
+        for src, dsts in GRAPH.items()
+        if src.split(".")[0] == "harness"
+        for dst in dsts
+        if dst.split(".")[0] == "sandbox" and dst not in ("sandbox", "sandbox.contract")
+    )
+    assert not arrows, "harness/ must import the evaluator from sandbox.contract:\n" + "\n".join(arrows)

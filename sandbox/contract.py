@@ -1,0 +1,42 @@
+"""The evaluator's contract: everything the orchestrator (``harness/``) uses of the evaluator,
+in one module. ``harness/`` imports the evaluator only from here (tests/architecture checks it);
+the evaluator imports nothing of ``harness/``.
+
+- the task format: ``Task``, ``OpMeta``, ``load_task``, ``TaskError``
+- what to judge with: ``EvalConfig``, the rule sets (``RULE_SETS``, ``STRICT``)
+- what comes back: ``Verdict``, ``Status``, ``Mode``; a candidate the judge cannot take:
+  ``CandidateError``
+- the acts: ``evaluate`` (judge one candidate), ``prebuild`` / ``BuildResult`` / ``ensure_pch``
+  (build ahead of judging), ``NATIVE_BUILD`` (which sources have extension builds)
+- the machine and the jail, for ``harness doctor``, the executors and the method endpoints:
+  ``fingerprint``, ``package_version``, ``Machine``, ``Gpu``, ``nvidia_smi``, ``get_launcher``,
+  ``Launcher``, ``Limits``, ``Mount``, ``WorkerSpec``, ``SandboxUnavailable``,
+  ``isolation_probe``, ``engine_probe``
+- name registries (methods, executors, LLM backends, isolation): ``Registry``, ``UnknownName``,
+  ``load_target``
+"""
+
+from __future__ import annotations
+
+from sandbox.buildphase import NATIVE_BUILD
+from sandbox.config import EvalConfig
+from sandbox.errors import CandidateError
+from sandbox.evaluate import evaluate
+from sandbox.isolation import get_launcher
+from sandbox.isolation.base import Launcher, Limits, Mount, SandboxUnavailable, WorkerSpec
+from sandbox.isolation.engine import probe as engine_probe
+from sandbox.isolation.process import probe as isolation_probe
+from sandbox.machine import Gpu, Machine, fingerprint, nvidia_smi, package_version
+from sandbox.prebuild import BuildResult, ensure_pch, prebuild
+from sandbox.registry import Registry, UnknownName, load_target
+from sandbox.rules import RULE_SETS, STRICT
+from sandbox.task import OpMeta, Task, TaskError, load_task
+from sandbox.verdict import Mode, Status, Verdict
+
+__all__ = [
+    "NATIVE_BUILD", "RULE_SETS", "STRICT", "BuildResult", "CandidateError", "EvalConfig", "Gpu", "Launcher",
+    "Limits", "Machine", "Mode", "Mount", "OpMeta", "Registry", "SandboxUnavailable", "Status", "Task",
+    "TaskError", "UnknownName", "Verdict", "WorkerSpec", "engine_probe", "ensure_pch", "evaluate",
+    "fingerprint", "get_launcher", "isolation_probe", "load_target", "load_task", "nvidia_smi",
+    "package_version", "prebuild",
+]
