@@ -8,6 +8,7 @@ import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
+# the C++ source repeats build_apart_probe.py's on purpose: a candidate is one self-contained source
 _SRC = r"""
 #include <torch/extension.h>
 torch::Tensor relu_cpu(torch::Tensor x) {
