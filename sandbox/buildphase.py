@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from sandbox.judge import Judge
 
 NATIVE_BUILD = re.compile(r"\bload_inline\b|\bcpp_extension\b|\bRawKernel\b|\bRawModule\b|\bnvrtc\b|\bcompile_with_cache\b")
-JIT_AT_CALL = re.compile(r"\btriton\b|\bcupy\b|\bnumba\b|\bcompile\s*\(|\btilelang\b|\bjax\b")
+# torch.compile, or a bare compile( imported from torch; not re.compile( or str.compile(
+JIT_AT_CALL = re.compile(r"\btriton\b|\bcupy\b|\bnumba\b|\btorch\.compile\b|(?<![\w.])compile\s*\(|\btilelang\b|\bjax\b")
 
 
 def plan(source: str, device: str) -> tuple[str, str]:

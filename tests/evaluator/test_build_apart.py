@@ -43,6 +43,8 @@ def test_plan_warms_jit_at_call_sources_apart(monkeypatch):
     assert buildphase.plan("import torch\n", "cpu")[0] == "sealed"
     assert buildphase.plan("import triton\n", "cpu")[0] == "warm-apart"
     assert buildphase.plan("fn = torch.compile(f)\n", "cpu")[0] == "warm-apart"
+    assert buildphase.plan("from torch import compile\nfn = compile(f)\n", "cpu")[0] == "warm-apart"
+    assert buildphase.plan("import re\nPAT = re.compile('x')\n", "cpu")[0] == "sealed"  # not a JIT
     assert buildphase.plan("import triton\n", "cuda")[0] == "warm-apart"
     inline = "from torch.utils.cpp_extension import load_inline\n"
     assert buildphase.plan(inline, "cuda")[0] == "sealed"
