@@ -76,6 +76,7 @@ class Judge(Checks):
         self.hold_until: float | None = None  # CUDA: no request may run past this (the GPU-held bound)
         self._lock: threading.Lock | None = None  # this device's lock, while held
         self._held_since = 0.0
+        self.phase = ""  # "import" or "warm" while open_and_warm runs (warm_in_order's fallbacks)
 
     # -- helpers -----------------------------------------------------------------------
     def overrides(self, profile: str) -> dict[str, Any]:
@@ -224,18 +225,22 @@ class Judge(Checks):
             self.v.evidence["build_apart"]["sealed_before_import"] = bool(rep.get("sealed"))
             if prewarm:
                 self.v.evidence["build_apart"]["prewarm"] = rep.get("prewarm", {})
+        self.phase = "import"
         self.import_candidate()  # compiles only in the "late" order: no device lock held yet
         self._take_device()
         t = time.monotonic()
+        self.phase = "warm"
         self.warm(profile, extras)
         self.v.durations_s["warm"] = round(time.monotonic() - t, 3)  # first calls: outside the GPU-held bound
 
     def warm_in_order(self, order: str, why: str, profile: str, extras: list[str]) -> None:
-        """open_and_warm in ``order``, falling back when a sealed judging worker fails its import
-        or warm-up with a runtime or compile error: "sealed" -> "warm-apart" (a build or tool at
-        the first call that the build worker's import never reached) -> "late". A candidate
-        that fails the same way unsealed gets that failure as its verdict (from the warm-apart
-        worker or the late order)."""
+        """open_and_warm in ``order``, falling back when a sealed judging worker's warm-up calls
+        (its import went through) fail with a runtime or compile error: "sealed" -> "warm-apart"
+        (a build or tool at the first call, which the build worker's import never reached) ->
+        "late". A candidate that fails the same way unsealed gets that failure as its verdict
+        (from the warm-apart worker or the late order). A failure at import stays the verdict:
+        the build worker imported the same source unsealed, so what fails there sealed is what
+        the candidate does at import after its build (a fork bomb, say), not a build."""
         from sandbox import buildphase
 
         failures: list[str] = []
@@ -246,7 +251,7 @@ class Judge(Checks):
                 self.open_and_warm(order, profile, extras)
                 return
             except Reject as r:
-                if order == "late" or not buildphase.sealed_warm_failed(self, r):
+                if order == "late" or self.phase != "warm" or not buildphase.sealed_warm_failed(self, r):
                     raise
                 failures.append(f"{order}: {r.status.value}: {r.message}: {str(r.evidence.get('log', ''))[-300:]}"[:600])
             self.reopen()

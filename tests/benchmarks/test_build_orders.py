@@ -1,0 +1,46 @@
+"""What each build order costs a judgement on this machine's CPU (sandbox/buildphase.py), warm
+build cache, feedback mode: "sealed" (a build worker imports first, the judging worker loads
+sealed), "warm-apart" (a throwaway worker makes the first calls too) and the fallback chain of
+an extension built inside forward (sealed fails, then warm-apart)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sandbox.evaluate import EvalConfig, evaluate
+from sandbox.task import load_task
+from sandbox.verdict import Mode, Status
+
+REPO = Path(__file__).resolve().parents[2]
+RELU = load_task(REPO / "tests" / "adversarial" / "tasks" / "relu.py")
+CANDS = REPO / "tests" / "evaluator" / "candidates"
+HONEST = (REPO / "tests" / "adversarial" / "candidates" / "honest_cpu_relu.py").read_text()
+LAZY = (CANDS / "build_apart_lazy_relu.py").read_text()
+MARKED = HONEST + "\n# compiled like a numba kernel would be: the warm-apart order\n"
+
+
+def _cfg(cache: Path, name: str) -> EvalConfig:
+    return EvalConfig(mode=Mode.FEEDBACK, device="cpu", profile="small", seed=0, baselines=("eager",),
+                      feedback_timing_s=0.3, timeout_s=900.0, build_dir=str(cache), candidate_name=name)
+
+
+def _bench(benchmark, tmp_path_factory, source: str, order: str) -> None:
+    cache = tmp_path_factory.mktemp(f"cache-{order}")
+    cfg = _cfg(cache, f"{order}.py")
+    assert evaluate(RELU, source, cfg).status is Status.VALID  # the build, not timed
+    v = benchmark.pedantic(lambda: evaluate(RELU, source, cfg), rounds=3, iterations=1)
+    assert v.status is Status.VALID and v.evidence["build_apart"]["order"] == order, v.evidence["build_apart"]
+    benchmark.extra_info["order"] = order
+    benchmark.extra_info["durations_s"] = v.durations_s
+
+
+def test_sealed_order(benchmark, tmp_path_factory):
+    _bench(benchmark, tmp_path_factory, HONEST, "sealed")
+
+
+def test_warm_apart_order(benchmark, tmp_path_factory):
+    _bench(benchmark, tmp_path_factory, MARKED, "warm-apart")
+
+
+def test_lazy_build_falls_back_from_sealed_to_warm_apart(benchmark, tmp_path_factory):
+    _bench(benchmark, tmp_path_factory, LAZY, "warm-apart")
