@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from typing import TYPE_CHECKING
 
 from sandbox.errors import Reject
@@ -83,8 +84,6 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
     judging worker then does it all itself, late, and gets the verdict for it). A compile
     error, a failed first call, a timeout or a process left running is the verdict (the late
     order gives the same)."""
-    import time
-
     from sandbox.session import ProtocolViolation, WorkerDied
 
     b = type(j)(j.task, j.source, j.cfg)  # a Judge (not imported here: judge.py imports this module)
@@ -109,7 +108,50 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
     return ok
 
 
-def sealed_warm_failed(j: Judge, r: Reject) -> bool:
-    """A failure of the sealed judging worker's import or warm-up that the late order may not
-    have: a runtime or compile error (a JIT stack that starts a process on a cache hit)."""
-    return r.status in (Status.RUNTIME_ERROR, Status.COMPILE_ERROR)
+
+def open_and_warm(j: Judge, order: str, profile: str, extras: list[str]) -> None:
+    """Start the judging workers, import the candidate, take the device and make the warm-up
+    calls. Sealed before the import in the "sealed" and "warm-apart" orders (builds and JIT
+    caches mounted read-only), after the warm-up in the "late" order."""
+    sealed_first = order in ("sealed", "warm-apart")
+    j.start(cache_ro=sealed_first)
+    if sealed_first:  # no process may start from here on, not even during the import
+        prewarm = ["triton"] if order == "warm-apart" and "triton" in j.source else []
+        rep, _ = j.cand.request("seal", bound=j.call_bound(floor=60.0), prewarm=prewarm)
+        j.v.evidence["build_apart"]["sealed_before_import"] = bool(rep.get("sealed"))
+        if prewarm:
+            j.v.evidence["build_apart"]["prewarm"] = rep.get("prewarm", {})
+    j.phase = "import"
+    j.import_candidate()  # compiles only in the "late" order: no device lock held yet
+    j._take_device()
+    t = time.monotonic()
+    j.phase = "warm"
+    j.warm(profile, extras)
+    j.v.durations_s["warm"] = round(time.monotonic() - t, 3)  # first calls: outside the GPU-held bound
+
+
+def warm_in_order(j: Judge, order: str, why: str, profile: str, extras: list[str]) -> None:
+    """open_and_warm in ``order``, falling back when a sealed judging worker's warm-up calls
+    (its import went through) fail with a runtime or compile error: "sealed" -> "warm-apart"
+    (a build or tool at the first call, which the build worker's import never reached) ->
+    "late". A candidate that fails the same way unsealed gets that failure as its verdict
+    (from the warm-apart worker or the late order). A failure at import stays the verdict:
+    the build worker imported the same source unsealed, so what fails there sealed is what
+    the candidate does at import after its build (a fork bomb, say), not a build."""
+    failures: list[str] = []
+    while True:
+        j.v.evidence["build_apart"] = {"order": order, "why": why,
+                                       **({"sealed_failures": failures} if failures else {})}
+        try:
+            open_and_warm(j, order, profile, extras)
+            return
+        except Reject as r:
+            if order == "late" or j.phase != "warm" or r.status not in (Status.RUNTIME_ERROR, Status.COMPILE_ERROR):
+                raise
+            failures.append(f"{order}: {r.status.value}: {r.message}: {str(r.evidence.get('log', ''))[-300:]}"[:600])
+        j.reopen()
+        if order == "sealed" and warm_apart(j, profile, extras):
+            order, why = "warm-apart", ("the sealed warm-up failed (a build or a tool at the first call, which the "
+                                        "build worker never makes): a separate worker made the first calls")
+        else:
+            order, why = "late", "the sealed warm-up failed where an unsealed one succeeded; judged in the late order"

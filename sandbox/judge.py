@@ -76,7 +76,7 @@ class Judge(Checks):
         self.hold_until: float | None = None  # CUDA: no request may run past this (the GPU-held bound)
         self._lock: threading.Lock | None = None  # this device's lock, while held
         self._held_since = 0.0
-        self.phase = ""  # "import" or "warm" while open_and_warm runs (warm_in_order's fallbacks)
+        self.phase = ""  # "import" or "warm" while buildphase.open_and_warm runs (its fallbacks)
 
     # -- helpers -----------------------------------------------------------------------
     def overrides(self, profile: str) -> dict[str, Any]:
@@ -213,54 +213,6 @@ class Judge(Checks):
             raise Reject(Status.REJECTED, rules.SUBPROCESS,
                          f"{extra} process(es) the candidate started were still running when judging began")
 
-    def open_and_warm(self, order: str, profile: str, extras: list[str]) -> None:
-        """Start the judging workers, import the candidate, take the device and make the warm-up
-        calls. Sealed before the import in the "sealed" and "warm-apart" orders (builds and JIT
-        caches mounted read-only), after the warm-up in the "late" order."""
-        sealed_first = order in ("sealed", "warm-apart")
-        self.start(cache_ro=sealed_first)
-        if sealed_first:  # no process may start from here on, not even during the import
-            prewarm = ["triton"] if order == "warm-apart" and "triton" in self.source else []
-            rep, _ = self.cand.request("seal", bound=self.call_bound(floor=60.0), prewarm=prewarm)
-            self.v.evidence["build_apart"]["sealed_before_import"] = bool(rep.get("sealed"))
-            if prewarm:
-                self.v.evidence["build_apart"]["prewarm"] = rep.get("prewarm", {})
-        self.phase = "import"
-        self.import_candidate()  # compiles only in the "late" order: no device lock held yet
-        self._take_device()
-        t = time.monotonic()
-        self.phase = "warm"
-        self.warm(profile, extras)
-        self.v.durations_s["warm"] = round(time.monotonic() - t, 3)  # first calls: outside the GPU-held bound
-
-    def warm_in_order(self, order: str, why: str, profile: str, extras: list[str]) -> None:
-        """open_and_warm in ``order``, falling back when a sealed judging worker's warm-up calls
-        (its import went through) fail with a runtime or compile error: "sealed" -> "warm-apart"
-        (a build or tool at the first call, which the build worker's import never reached) ->
-        "late". A candidate that fails the same way unsealed gets that failure as its verdict
-        (from the warm-apart worker or the late order). A failure at import stays the verdict:
-        the build worker imported the same source unsealed, so what fails there sealed is what
-        the candidate does at import after its build (a fork bomb, say), not a build."""
-        from sandbox import buildphase
-
-        failures: list[str] = []
-        while True:
-            self.v.evidence["build_apart"] = {"order": order, "why": why,
-                                              **({"sealed_failures": failures} if failures else {})}
-            try:
-                self.open_and_warm(order, profile, extras)
-                return
-            except Reject as r:
-                if order == "late" or self.phase != "warm" or not buildphase.sealed_warm_failed(self, r):
-                    raise
-                failures.append(f"{order}: {r.status.value}: {r.message}: {str(r.evidence.get('log', ''))[-300:]}"[:600])
-            self.reopen()
-            if order == "sealed" and buildphase.warm_apart(self, profile, extras):
-                order, why = "warm-apart", ("the sealed warm-up failed (a build or a tool at the first call, which the "
-                                            "build worker never makes): a separate worker made the first calls")
-            else:
-                order, why = "late", "the sealed warm-up failed where an unsealed one succeeded; judged in the late order"
-
     def reopen(self) -> None:
         """Close the judging workers, the arena and the device lock to start over (the
         warm-apart order's fallback)."""
@@ -302,7 +254,7 @@ class Judge(Checks):
             order, why = "late", "the build worker did not finish; the judging worker imports it itself"
         if order == "warm-apart" and not buildphase.warm_apart(self, profile, extras):
             order, why = "late", "the warm-apart worker did not finish; the judging worker warms it itself"
-        self.warm_in_order(order, why, profile, extras)
+        buildphase.warm_in_order(self, order, why, profile, extras)
         self.setup(profile)
         t = time.monotonic()
         self.correctness(profile, cfg.correctness_trials, self.base_seed)
