@@ -88,6 +88,7 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
 
     b = type(j)(j.task, j.source, j.cfg)  # a Judge (not imported here: judge.py imports this module)
     b.opcount_path, b.entry, b.t0, b.deadline = j.opcount_path, j.entry, j.t0, j.deadline
+    b.baseline_compile = False  # its reference only makes the warm-up calls' inputs
     t = time.monotonic()
     ok = True
     try:

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from sandbox import buildcache, opcount, rules, scan
+from sandbox import buildcache, opcount, refcache, rules, scan
 from sandbox.arena import CANDIDATE_REGIONS, REGIONS, Arena
 from sandbox.attribution import attribute
 from sandbox.candidate import Entry, entry_point
@@ -51,6 +51,8 @@ class Judge(Checks):
     def __init__(self, task: Task, source: str, config: EvalConfig) -> None:
         self.task, self.source, self.cfg = task, source, config
         self.final = config.mode is Mode.FINAL
+        # the reference builds torch.compile's baseline (the warm-apart worker's never times: False)
+        self.baseline_compile = self.final and "compile" in config.baselines
         self.v = Verdict(status=Status.VALID, mode=config.mode, device=config.device, task=task.name,
                          candidate_sha256=hashlib.sha256(source.encode()).hexdigest(),
                          allow_torch_ops=config.allow_torch_ops, rules=config.rules,
@@ -76,6 +78,7 @@ class Judge(Checks):
         self.hold_until: float | None = None  # CUDA: no request may run past this (the GPU-held bound)
         self._lock: threading.Lock | None = None  # this device's lock, while held
         self._held_since = 0.0
+        self.book_pending: dict[tuple[str, ...], list[float]] = {}  # baselines to book once valid (timing.py)
         self.phase = ""  # "import" or "warm" while buildphase.open_and_warm runs (its fallbacks)
 
     # -- helpers -----------------------------------------------------------------------
@@ -101,7 +104,9 @@ class Judge(Checks):
                         rss_bytes=rss, wall_seconds=self.cfg.timeout_s, tmp_bytes=rss,
                         **({"file_size_bytes": self.cfg.file_size_limit_bytes} if self.cfg.file_size_limit_bytes else {}))
         hide = list(self.cfg.hidden_paths)
-        self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits)
+        self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits,
+                                 persist=refcache.entry_dir(cache_root(self.cfg), self.task.source, self.cfg.device),
+                                 preload=self.baseline_compile)
         self.cand = WorkerSession("candidate", launcher, self.cfg.device, own, self.deadline, limits, hide=hide,
                                   shared=[shared, trusted], uid=outer_uid(own), cache_ro=cache_ro)
         self.ref.connect()
@@ -142,7 +147,7 @@ class Judge(Checks):
         common: dict[str, Any] = {
             "task_source": self.task.source, "task_path": str(self.task.path),
             "overrides": self.overrides(profile), "init_seed": self.init_seed, "entry": self.entry.name}
-        rep, _ = self.ref.request("setup", compile=self.final and "compile" in self.cfg.baselines, **common)
+        rep, _ = self.ref.request("setup", compile=self.baseline_compile, **common)
         if not rep.get("ok"):
             raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
         rep, _ = self.cand.request("setup", bound=self.call_bound(floor=60.0), **common)
@@ -275,6 +280,10 @@ class Judge(Checks):
         self.check_monitor("timing")
         self.speed_of_light(profile)
         self.v.status, self.v.message = Status.VALID, "correct on all trials; timed"
+        from sandbox import baselinebook
+
+        for k, samples in self.book_pending.items():  # only a valid judgement's baselines are booked
+            baselinebook.put(k, samples)
         return self.v
 
     def speed_of_light(self, profile: str) -> None:
@@ -313,6 +322,9 @@ class Judge(Checks):
                     w.close()
         finally:
             self.v.durations_s["close"] = round(time.monotonic() - t, 3)
+            if self.ref is not None and self.ref.persist is not None:  # sandbox/refcache.py
+                self.v.evidence["reference_cache"] = {"seeded_files": self.ref.seeded,
+                                                      "harvested_files": self.ref.harvested}
             if self.arena is not None:
                 self.arena.close()
             if self._lock is not None:

@@ -108,7 +108,7 @@ class WorkerSession:
     def __init__(self, role: str, launcher: Launcher, device: str, cache_root: str | None,
                  deadline: float, limits: Limits, hide: list[str] | None = None,
                  shared: list[str] | None = None, uid: int | None = None, cache_ro: bool = False,
-                 cuda_build: bool = False) -> None:
+                 cuda_build: bool = False, persist: str | None = None, preload: bool = False) -> None:
         self.role = role
         self.deadline = deadline
         self.scratch = tempfile.mkdtemp(prefix=f"kh-{role}-")
@@ -119,9 +119,15 @@ class WorkerSession:
         self.op_time: dict[str, list[float]] = {}  # op -> [requests, seconds] on the parent's clock
         cache_root = cache_root or os.path.join(self.scratch, "cache")  # None: private, gone with the scratch
         os.makedirs(cache_root, exist_ok=True)
+        self.cache_root, self.persist, self.seeded, self.harvested = cache_root, persist, 0, 0
+        if persist is not None:
+            from sandbox import refcache
+
+            self.seeded = refcache.seed(persist, cache_root)
         shared = [d for d in (shared or []) if os.path.isdir(d)]
         argv = [sys.executable, "-m", "sandbox.worker", "--role", role, "--scratch", self.scratch,
-                "--device", device, "--cache-root", cache_root, *(a for d in shared for a in ("--shared", d))]
+                "--device", device, "--cache-root", cache_root, *(a for d in shared for a in ("--shared", d)),
+                *(["--preload-compile"] if preload else [])]
         mounts = [Mount(d, d, False) for d in shared]
         if not cache_root.startswith(self.scratch + "/"):  # read-only when a build worker made it (judge.py)
             mounts.append(Mount(cache_root, cache_root, not cache_ro))
@@ -141,8 +147,13 @@ class WorkerSession:
             self.listener = channel.Listener()
             argv += ["--socket", self.listener.path, "--secret", self._secret]
             mounts.append(Mount(self.listener.dir, self.listener.dir, True))
+        env = scrubbed_env(self.scratch, cache_root, device.startswith("cuda"), cuda_build)
+        if persist is not None:
+            from sandbox import refcache
+
+            env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache_root, refcache.INDUCTOR)
         spec = WorkerSpec(
-            argv=argv, env=scrubbed_env(self.scratch, cache_root, device.startswith("cuda"), cuda_build), cwd=self.scratch,
+            argv=argv, env=env, cwd=self.scratch,
             scratch=self.scratch, mounts=mounts, hide=list(hide or []), limits=limits,
             gpu=device.startswith("cuda"), log_path=self.log_path, pass_fds=pass_fds, uid=uid,
         )
@@ -299,6 +310,10 @@ class WorkerSession:
         finally:
             if self.listener is not None:
                 self.listener.close()
+            if self.persist is not None:  # the worker is gone: nothing writes its cache any more
+                from sandbox import refcache
+
+                self.harvested = refcache.harvest(self.cache_root, self.persist)
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sandbox import rules, stats, wallclock
+from sandbox import baselinebook, rules, stats, wallclock
 from sandbox.checks import ReferenceFailed, Reject, failure_status
 from sandbox.verdict import Measurement, Speedup, Status
 
@@ -95,6 +95,13 @@ def time_candidate(j: Judge) -> None:
     check_s = 0.0  # parent seconds spent on timed-output checks
     t_phase = time.monotonic()
     lead = lead_us([]) if not j.v.host_timers else 0.0
+    # baselines booked by an earlier valid judgement of this op run as sentinels (sandbox/baselinebook.py)
+    reuse = cfg.reuse_baselines if cfg.reuse_baselines is not None else not j.v.host_timers
+    keys = {b: baselinebook.key(j.task.source, cfg.device, j.v.environment.get("gpu"), cfg.profile, b)
+            for b in names[1:]} if reuse else {}
+    booked = {b: s for b, k in keys.items() if (s := baselinebook.get(k))}
+    for b in booked:
+        done[b] = True  # a sentinel never holds the loop: the candidate (and any unbooked baseline) does
 
     def one(name: str, timed: bool) -> dict[str, Any]:
         nonlocal seed, checks, check_s
@@ -171,6 +178,8 @@ def time_candidate(j: Judge) -> None:
         order = names[rnd % len(names):] + names[: rnd % len(names)]
         rnd += 1
         for name in order:
+            if name in booked and (rnd - 1) % baselinebook.SENTINEL_EVERY:
+                continue
             # a converged callable keeps its place in the rotation until all are done: the
             # parent-clock and background-CPU comparisons below then compare calls made under
             # the same conditions (in a pipeline the load on the machine changes within seconds:
@@ -183,13 +192,17 @@ def time_candidate(j: Judge) -> None:
                     raise Reject(Status.REJECTED, rules.THREADS,
                                  f"the candidate's process grew from {baseline_threads} to "
                                  f"{rep['native_threads']} native threads during the timed phase")
-            if stats.converged(samples[name], cfg.target_ci, min_n=MIN_SAMPLES) or spent[name] > cap_s:
+            if name not in booked and (stats.converged(samples[name], cfg.target_ci, min_n=MIN_SAMPLES)
+                                       or spent[name] > cap_s):
                 done[name] = True
         if time.monotonic() > j.deadline - 5:
             break
         if j.hold_until is not None and time.monotonic() > j.hold_until - HOLD_MARGIN_S:
             j.v.evidence["timing_stopped"] = f"at the {j.cfg.gpu_hold_s:g} s bound on holding the GPU"
             break
+    for b in booked:  # a loop stopped early (the GPU-held bound) still gives each sentinel its calls
+        while len(samples[b]) < baselinebook.MIN_FRESH and time.monotonic() < j.deadline - 5:
+            one(b, timed=True)
     confirm_from = None  # where the confirmation round's samples start (sandbox/wallclock.py)
     if control:
         first = _control_checks(float(np.median(samples["candidate"])), gaps["candidate"], ctl_gaps, tails)
@@ -212,9 +225,21 @@ def time_candidate(j: Judge) -> None:
     j.v.evidence["timed_checks"] = {"n": checks + 1, "phase_s": round(time.monotonic() - t_phase, 3),
                                     "sampled_check_s": round(check_s, 3)}
 
+    used = dict(samples)  # per callable, the samples its measurement uses
+    book_ev: dict[str, Any] = {}
+    for b, k in keys.items():
+        if b in booked:
+            used[b], book_ev[b] = baselinebook.pool(booked[b], samples[b])
+            if not book_ev[b]["reused"]:
+                baselinebook.drop(k)  # the next judgement times it in full and books it again
+        else:
+            j.book_pending[k] = list(samples[b])  # booked by Judge.run once the verdict is valid
+            book_ev[b] = {"reused": False, "book_n": 0, "fresh_n": len(samples[b])}
+    if book_ev:
+        j.v.evidence["baseline_book"] = book_ev
     for i, name in enumerate(names):
-        conv = stats.converged(samples[name], cfg.target_ci, min_n=MIN_SAMPLES)
-        j.v.timings[name] = _measure(samples[name], conv, seed=i)
+        conv = stats.converged(used[name], cfg.target_ci, min_n=MIN_SAMPLES)
+        j.v.timings[name] = _measure(used[name], conv, seed=i)
     _gap_check(j, gaps, wgaps, ctl_gaps, tails, confirm_from)
     cbg, ebg = float(np.median(bg["candidate"])), float(np.median(bg["eager"]))
     emed = j.v.timings["eager"].median_us
@@ -227,8 +252,8 @@ def time_candidate(j: Judge) -> None:
                      f"{cbg:.0f} us of CPU (eager: {ebg:.0f} us, allowed excess {bg_allowed:.0f} us): "
                      "work continues outside the timed window (thread pool / background thread)")
     for b in names[1:]:
-        val, lo, hi = stats.ratio_ci(samples[b], samples["candidate"])
-        p = stats.faster_p_value(samples["candidate"], samples[b])
+        val, lo, hi = stats.ratio_ci(used[b], samples["candidate"])
+        p = stats.faster_p_value(samples["candidate"], used[b])
         j.v.speedups[b] = Speedup(baseline=b, value=val, ci_low=lo, ci_high=hi, p_value=p,
                                   significant=p is not None and p < stats.ALPHA)
     if not all(j.v.timings[n].converged for n in names):

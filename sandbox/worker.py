@@ -270,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scratch", required=True)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--cache-root", required=True)
+    ap.add_argument("--preload-compile", action="store_true")  # the reference, when a compile baseline is timed
     a = ap.parse_args(argv)
     from sandbox import channel
 
@@ -290,6 +291,12 @@ def main(argv: list[str] | None = None) -> int:
         send({"op": "hello", "ok": False, "error": _trunc(_format_exc(e)), "secret": secret})
         return 3
     w._take_fds = take_fds
+    if a.preload_compile:  # torch.compile's imports (2-3 s, CPU only) before the device is held
+        try:
+            import torch._dynamo  # noqa: F401
+            import torch._inductor.compile_fx  # noqa: F401
+        except Exception:  # noqa: BLE001 - the setup's own torch.compile reports it
+            pass
     send({"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role, "secret": secret})
     del secret
     handlers = {"setup": w.setup, "call": w.call, "fetch": w.fetch, "profile": w.profile,

@@ -1,0 +1,87 @@
+"""The reference worker's compile caches, kept across judgements of the same op (issue 16).
+
+The ``compile`` baseline is ``torch.compile`` of the task's ``Model``: every judgement in final
+mode compiled it again in a fresh reference worker (inductor's and Triton's caches lived in the
+worker's private scratch), under the device lock. Here the parent keeps them per task in
+``<cache root>/reference/<key>/``: it copies the entry into the new reference worker's private
+cache dir before the worker starts (``seed``) and copies back what the worker added when it is
+closed (``harvest``). The reference worker never mounts the persistent dir, so its uid (an outer
+uid per scratch when the parent is root) never has to own it, and no candidate's jail can
+write it (the cache root is read-only there; a reference worker's scratch is in the host's
+``/tmp``, which no jail sees). Only trusted code (the task's ``Model`` and torch) writes into
+a reference worker's cache.
+
+Copies go file by file through a temporary name and ``os.replace``; Triton's group files
+(``__grp__*``), which name the files of an entry, are copied last, so a reader never sees a
+group whose files are missing (Triton compiles again when one is). A harvest is capped
+(``MAX_HARVEST_BYTES``): a bigger one is skipped, never half done on purpose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+MAX_HARVEST_BYTES = 256 * 2**20
+INDUCTOR = "inductor"  # TORCHINDUCTOR_CACHE_DIR under the worker's cache root
+
+
+def entry_dir(root: str | os.PathLike[str], task_source: str, device: str) -> str:
+    """The persistent entry for one task on one device kind (cpu / cuda)."""
+    kind = "cuda" if device.startswith("cuda") else "cpu"
+    key = hashlib.sha256(f"{kind}\0{task_source}".encode()).hexdigest()[:24]
+    return str(Path(root) / "reference" / key)
+
+
+def _files(top: str) -> list[str]:
+    out: list[str] = []
+    for d, _, names in os.walk(top):
+        for n in names:
+            p = os.path.join(d, n)
+            if os.path.isfile(p) and not os.path.islink(p) and ".kh-tmp-" not in n:
+                out.append(os.path.relpath(p, top))
+    return sorted(out, key=lambda r: (os.path.basename(r).startswith("__grp__"), r))
+
+
+def _copy(src: str, dst: str) -> None:
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    tmp = f"{dst}.kh-tmp-{secrets.token_hex(4)}"
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def seed(persist: str, cache: str) -> int:
+    """Copy the persistent entry into a new worker's cache dir; the number of files copied."""
+    if not os.path.isdir(persist):
+        return 0
+    n = 0
+    for rel in _files(persist):
+        _copy(os.path.join(persist, rel), os.path.join(cache, rel))
+        n += 1
+    return n
+
+
+def harvest(cache: str, persist: str) -> int:
+    """Copy the files the worker added to its cache dir back into the persistent entry; the
+    number copied (0 when there were none, or more than ``MAX_HARVEST_BYTES`` of them)."""
+    if not os.path.isdir(cache):
+        return 0
+    new = [r for r in _files(cache) if not os.path.exists(os.path.join(persist, r))]
+    try:
+        size = sum(os.path.getsize(os.path.join(cache, r)) for r in new)
+    except OSError:
+        return 0
+    if not new or size > MAX_HARVEST_BYTES:
+        return 0
+    for rel in new:
+        _copy(os.path.join(cache, rel), os.path.join(persist, rel))
+    return len(new)
