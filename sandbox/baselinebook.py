@@ -29,7 +29,7 @@ import numpy as np
 
 SENTINEL_EVERY = 3  # a booked baseline runs one block in this many rounds
 MIN_FRESH = 10  # fresh calls of a booked baseline in every judgement, at least
-MIN_BOOK = 30  # samples a judgement must have taken in full for its baseline to be booked
+MIN_BOOK = 20  # samples a judgement must have taken in full to book its baseline (timing.MIN_SAMPLES)
 DRIFT = 0.05  # |fresh median / booked median - 1| above this: the book is not used
 MAX_BOOK = 2000  # samples kept per entry (the latest)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,30 @@ if TYPE_CHECKING:
     from sandbox.task import Task
 
 BUILD_NICENESS = 19  # build workers take only CPU time that judgements leave
+MEMO_S = 3600.0  # how long a build worker's "built" stands in for the judge's own (issue 16)
+
+# (source, task, cache root, device kind, profile, sandbox, hidden paths) -> when a build worker of
+# this process finished with "built": the judge's own build step (sandbox/buildphase.py) then
+# skips its build worker, which on the H100 took 9-12 s per judgement for a cache hit (a worker
+# start, torch's import, the extension's load). Taken once: the pipeline builds, then judges.
+_built: dict[tuple[str, ...], float] = {}
+_built_lock = threading.Lock()
+
+
+def _memo_key(task: Task, source: str, config: EvalConfig) -> tuple[str, ...]:
+    from sandbox.judgeenv import cache_root
+
+    h = lambda x: hashlib.sha256(x.encode()).hexdigest()  # noqa: E731
+    return (h(source), h(task.source), cache_root(config), str(config.device.startswith("cuda")), config.profile,
+            config.sandbox, "\0".join(config.hidden_paths))
+
+
+def take_built(task: Task, source: str, config: EvalConfig) -> bool:
+    """True (once) when a build worker of this process built this source for this judgement's
+    settings in the last MEMO_S seconds."""
+    with _built_lock:
+        t = _built.pop(_memo_key(task, source, config), None)
+    return t is not None and time.monotonic() - t < MEMO_S
 
 
 @dataclass
@@ -67,8 +92,11 @@ def _compile_error_verdict(task: Task, source: str, config: EvalConfig, rep: dic
     return v
 
 
-def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = None) -> BuildResult:
-    """Build ``source`` for ``task`` into the build cache; never raises for a bad candidate."""
+def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = None,
+             memo: bool = False) -> BuildResult:
+    """Build ``source`` for ``task`` into the build cache; never raises for a bad candidate.
+    ``memo``: an executor's build ahead of judging; a "built" outcome lets that judgement skip
+    its own build worker (``take_built``)."""
     from sandbox import buildcache, scan
     from sandbox.candidate import entry_point
     from sandbox.isolation import Limits, get_launcher
@@ -123,6 +151,9 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
                             overrides=overrides, init_seed=0, entry=entry)
         if not srep.get("ok"):
             res.outcome, res.message = "not_built", "ModelNew(*get_init_inputs()) failed in the build worker"
+        elif memo:
+            with _built_lock:
+                _built[_memo_key(task, source, config)] = time.monotonic()
         res.wall_s = time.monotonic() - t0
         return res
     except (WorkerDied, OSError, RuntimeError) as e:  # incl. ProtocolViolation: the judge decides

@@ -52,9 +52,34 @@ def test_pipeline_builds_ahead_so_the_timing_slot_compiles_nothing(tmp_path):
         summary = ex.summary()
     assert good.status is Status.VALID, good.message + good.logs
     assert good.evidence["executor"]["prebuild"] == "built"
-    assert good.evidence["build"]["builds"] == 0 and good.evidence["build"]["cache_hits"] >= 1
+    # the judgement skipped its own build worker (the executor's had just built it: sandbox/prebuild.py
+    # take_built), and its judging worker loaded the build from the cache, compiling nothing
+    assert good.evidence["build"]["by"].startswith("the executor's build worker"), good.evidence["build"]
+    assert "build" not in good.durations_s
+    jw = good.evidence["build_judging_worker"]
+    assert jw["builds"] == 0 and jw["cache_hits"] >= 1, jw
     assert bad.status is Status.COMPILE_ERROR and bad.evidence.get("prebuilt") is True
     assert summary["judged"] == 1 and summary["compile_errors"] == 1 and summary["built"] == 1
+
+
+PURE = """
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.clamp(x, min=0.0)
+"""
+
+
+def test_a_source_with_nothing_to_compile_goes_straight_to_the_timing_lane(tmp_path):
+    cfg = config(tmp_path / "cache")
+    with LocalExecutor(compile_workers=1, compile_cuts=False) as ex:
+        v = ex.submit(RELU, PURE, cfg).result()
+        built = list(ex.build_order)
+    assert built == [] and "executor" not in v.evidence  # no build worker ran for it
+    assert v.status is Status.REJECTED  # and the judge decided it as ever (torch computed the result)
 
 
 def test_gpu_throughput_script_logic_on_cpu(tmp_path):
