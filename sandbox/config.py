@@ -34,8 +34,10 @@ class EvalConfig:
     file_size_limit_bytes: int | None = None  # workers' RLIMIT_FSIZE (None: Limits' default); no output travels in a file
     gpu_hold_s: float = 120.0  # bound on holding the GPU after warm-up (CUDA; compile and first calls excluded)
     # baselines timed by an earlier valid judgement of the op in this process are reused, checked
-    # by a sentinel share of fresh calls (sandbox/baselinebook.py); None: on a GPU only
-    reuse_baselines: bool | None = None
+    # by a sentinel share of fresh calls (sandbox/baselinebook.py). Off by default: on the H100 it
+    # saved nothing on a CUDA relu (a timed baseline call costs ~ms; docs/performance.md), and a
+    # pooled measurement depends on the judgements before it
+    reuse_baselines: bool = False
     rules: str = "strict"  # rule set: "strict" (no torch compute) | "partial" (sandbox/partial.py); recorded
 
     def __post_init__(self) -> None:

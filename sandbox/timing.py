@@ -97,9 +97,8 @@ def time_candidate(j: Judge) -> None:
     t_phase = time.monotonic()
     lead = lead_us([]) if not j.v.host_timers else 0.0
     # baselines booked by an earlier valid judgement of this op run as sentinels (sandbox/baselinebook.py)
-    reuse = cfg.reuse_baselines if cfg.reuse_baselines is not None else not j.v.host_timers
     keys = {b: baselinebook.key(j.task.source, cfg.device, j.v.environment.get("gpu"), cfg.profile, b)
-            for b in names[1:]} if reuse else {}
+            for b in names[1:]} if cfg.reuse_baselines else {}
     booked = {b: s for b, k in keys.items() if (s := baselinebook.get(k))}
     for b in booked:
         done[b] = True  # a sentinel never holds the loop: the candidate (and any unbooked baseline) does

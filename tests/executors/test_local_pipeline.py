@@ -208,3 +208,36 @@ def test_one_judging_thread_per_device_when_asked():
         [f.result(timeout=30) for f in [ex.submit(Task("op"), f"c{i}", EvalConfig(device="cuda:0"))
                                         for i in range(4)]]
     assert rec.overlap == 0
+
+
+def test_the_precompiled_header_is_built_beside_the_lanes_and_builds_wait_for_it(monkeypatch):
+    """The executor starts at once; its build workers start after the header is ready (every
+    build with the same flags); the header's result shows in the summary."""
+    import harness.executors.local as local
+    from harness.executors.cuts import CutsApplied
+
+    done: dict[str, float] = {}
+
+    def fake_cuts(pch=True, arch=True, lite=True):
+        if pch:
+            time.sleep(0.5)
+            done["pch"] = time.monotonic()
+            return CutsApplied(pch=True, pch_build_s=0.5)
+        return CutsApplied(lite=lite)
+
+    monkeypatch.setattr(local, "apply_compile_cuts", fake_cuts)
+    rec = Recorder()
+    starts: list[float] = []
+
+    def build(task, source, config):
+        starts.append(time.monotonic())
+        return rec.build(task, source, config)
+
+    t0 = time.monotonic()
+    with LocalExecutor(compile_workers=1, timing_devices=["cpu"], judge_fn=rec.judge, build_fn=build) as ex:
+        made = time.monotonic() - t0
+        ex.submit(Task("op"), "good", EvalConfig(device="cpu")).result(timeout=30)
+        summary = ex.summary()
+    assert made < 0.4, made  # not held up by the header
+    assert starts and starts[0] >= done["pch"]
+    assert summary["cuts"]["pch"] is True and summary["cuts"]["lite"] is True
