@@ -46,7 +46,10 @@ PY
   local t0; t0=$(date +%s.%N)
   timeout "$1" python3 -m harness eval-batch "$OUT/manifest.jsonl" --out "$OUT/batch" --mode final --device cuda \
     --max-timing-s 2 --jobs 15 > "$OUT/batch.log" 2>&1
-  echo "eval-batch exit $? after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" >> "$SUM"
+  local rc=$?
+  mkdir -p "$OUT/verdicts-flat"  # the device tool does not fetch deep trees
+  find "$OUT/batch/verdicts" -name "*.json" -exec cp {} "$OUT/verdicts-flat/" \; 2>/dev/null
+  echo "eval-batch exit $rc (judges per device: ${KH_JUDGES_PER_DEVICE:-2}) after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" >> "$SUM"
   python3 - "$OUT/batch" "$t0" >> "$SUM" 2>&1 <<'PY'
 import glob, json, os, statistics, sys
 sys.path.insert(0, ".")
@@ -59,13 +62,13 @@ for row in rows:
     vf = row.get("verdict_file")
     v = json.load(open(os.path.join(out, vf))) if vf and os.path.exists(os.path.join(out, vf)) else {}
     d = v.get("durations_s", {})
-    if d.get("exclusive") is not None:
-        held.append(d["exclusive"])
+    if d.get("exclusive") is not None:  # the judging worker's hold, plus the warm-apart worker's (Triton)
+        held.append(d["exclusive"] + (v.get("evidence", {}).get("warm_apart_exclusive_s") or 0.0))
     ok = (row["status"], row.get("rule") or None) == want.get(row["id"])
     agree += ok
     done_at.append(os.path.getmtime(os.path.join(out, vf)) - t0 if vf else None)
     print(f"  {row['id']:38s} {row['status']:10s} {str(row.get('rule')):28s} want {want.get(row['id'])} {'ok' if ok else 'DIFF'}"
-          f" held {d.get('exclusive')} total {d.get('total')} order {(v.get('evidence', {}).get('build_apart') or {}).get('order')}")
+          f" held {d.get('exclusive')} warm-apart held {v.get('evidence', {}).get('warm_apart_exclusive_s')} total {d.get('total')} order {(v.get('evidence', {}).get('build_apart') or {}).get('order')}")
 times = sorted(t for t in done_at if t is not None)
 if times:
     span = times[-1]
@@ -73,7 +76,7 @@ if times:
           f" last {span:.1f} s; {60 * len(rows) / span:.2f} per minute overall;"
           f" after the first verdict {60 * (len(rows) - 1) / max(1e-9, span - times[0]):.2f} per minute")
 if held:
-    print(f"GPU held per judgement: median {statistics.median(held):.2f} s, mean {statistics.mean(held):.2f} s,"
+    print(f"GPU held per judgement (judging + warm-apart workers): median {statistics.median(held):.2f} s, mean {statistics.mean(held):.2f} s,"
           f" max {max(held):.2f} s over {len(held)}")
 PY
 }
