@@ -21,6 +21,7 @@ from sandbox.candidate import Entry, entry_point
 from sandbox.checks import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.devicelock import device_lock
 from sandbox.isolation import Limits, get_launcher
+from sandbox.isolation.base import SandboxUnavailable
 from sandbox.isolation.process import outer_uid
 from sandbox.judgeenv import _errors_first, cache_root, environment  # noqa: F401 (used by prebuild, attribution)
 from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
@@ -109,8 +110,16 @@ class Judge(Checks):
                                  preload=self.baseline_compile)
         self.cand = WorkerSession("candidate", launcher, self.cfg.device, own, self.deadline, limits, hide=hide,
                                   shared=[shared, trusted], uid=outer_uid(own), cache_ro=cache_ro)
-        self.ref.connect()
-        self.cand.connect()
+        try:
+            self.ref.connect()
+            self.cand.connect()
+        except WorkerDied as e:
+            # no candidate code has run in these workers yet: a worker that does not come up is the
+            # machine's or the jail's problem, never a verdict (it was blamed on the candidate as
+            # sandbox.interference when the reference alone, under other limits, started)
+            raise SandboxUnavailable(f"{e}\n(a worker did not start before any candidate code ran in it: "
+                                     "a problem of this machine or of the jail, not of the candidate; "
+                                     "`harness doctor` checks the jail)") from e
         self.arena = Arena()  # made here, outside the jails; the candidate never gets ref_in
         self.ref.attach_arena(self.arena, REGIONS)
         self.cand.attach_arena(self.arena, CANDIDATE_REGIONS)

@@ -143,6 +143,9 @@ def outer_uid(key: str) -> int:
     return OUTER_UID_BASE + int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % (1 << 16)
 
 
+_PRIVATE_DIRS = ("/", "/tmp", "/var/tmp", "/dev/shm", "/dev", "/proc")  # the jail's own, never the host's
+
+
 def code_paths() -> list[str]:
     """What the worker must read: the Python installation, every dir on sys.path (site-packages,
     carried wheels) and the evaluator package; not the rest of the repository."""
@@ -154,6 +157,10 @@ def code_paths() -> list[str]:
         rp = os.path.realpath(p)
         if rp in (str(REPO_ROOT), os.getcwd()) or str(REPO_ROOT).startswith(rp + "/"):
             continue  # the checkout itself (harness/, results) stays outside
+        if rp in _PRIVATE_DIRS or rp == os.path.realpath(tempfile.gettempdir()):
+            # the jail's own private dirs: a script run from /tmp has it on sys.path, and binding
+            # the host's /tmp read-only over the jail's /tmp stopped every worker from starting
+            continue
         paths.append(rp)
     cuda = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
     if cuda and os.path.isdir(cuda):
