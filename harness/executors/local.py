@@ -258,6 +258,8 @@ class LocalExecutor:
                 if unit.build is not None:
                     v.evidence.setdefault("executor", {"name": self.name, "prebuild": unit.build.outcome,
                                                        "prebuild_compile_s": round(unit.build.compile_s, 3)})
+                else:  # nothing to compile ahead: it came straight to this lane
+                    v.evidence.setdefault("executor", {"name": self.name, "prebuild": "none"})
                 unit.future.set_result(v)
             finally:
                 with self.stats.lock:  # busy = the time the device was held (whole judgement if unknown)
