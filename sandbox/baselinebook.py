@@ -1,9 +1,10 @@
 """Baseline timings kept across the judgements of one op on one device (issue 16, item 1).
 
-Every candidate of an op was timed against its baselines (eager, torch.compile) interleaved
-call by call, for as long as the candidate itself: on the H100 the baselines took 2.8 s of a
-CUDA relu's 9.7 s GPU-held time, the same numbers again for every candidate of the op. The
-book keeps a valid judgement's baseline samples, per (task source, device, GPU, profile,
+Every candidate of an op is timed against its baselines (eager, torch.compile) interleaved
+call by call, for as long as the candidate itself: the same numbers again for every candidate
+of the op. (Measured on the H100, session 9: for a CUDA relu the timed baseline calls cost
+about 1 ms each, so the book saved little there; it pays for ops whose baselines run to the
+timing cap. Opt-in: ``EvalConfig.reuse_baselines``.) The book keeps a valid judgement's baseline samples, per (task source, device, GPU, profile,
 baseline), in this process (the pipeline's timing lanes are threads of one process). A later
 judgement of the same op then times each booked baseline as a *sentinel*: one block in every
 ``SENTINEL_EVERY`` rounds, interleaved with the candidate as before, at least ``MIN_FRESH``

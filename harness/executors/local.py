@@ -17,6 +17,7 @@ submission order.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 import itertools
 import os
@@ -199,8 +200,6 @@ class LocalExecutor:
         self._cuts_ready.wait()  # every build with the same flags (KH_BUILD_PCH), so every key matches
         build = self._build_fn
         if build is None:
-            import functools
-
             from sandbox.contract import prebuild
 
             build = functools.partial(prebuild, memo=True)  # the judgement then skips its own build worker
