@@ -325,21 +325,31 @@ class Judge(Checks):
                                         **{w.role: w.arena_info.get("pinned") for w in (self.ref, self.cand)
                                            if w is not None}}
         t = time.monotonic()
+        workers = [w for w in (self.cand, self.ref) if w is not None]
         try:
-            for w in (self.cand, self.ref):
-                if w is not None:
-                    w.close()
+            try:  # both asked first: their CUDA contexts go down together
+                for w in workers:
+                    w.stop_begin()
+            finally:
+                for w in workers:
+                    w.stop_end()
         finally:
-            self.v.durations_s["close"] = round(time.monotonic() - t, 3)
-            if self.ref is not None and self.ref.persist is not None:  # sandbox/refcache.py
-                self.v.evidence["reference_cache"] = {"seeded_files": self.ref.seeded,
-                                                      "harvested_files": self.ref.harvested}
-            if self.arena is not None:
-                self.arena.close()
+            # the workers and all they started are gone: the device is free; files are cleaned after
             if self._lock is not None:
                 self.v.durations_s["exclusive"] = round(time.monotonic() - self._held_since, 3)
                 self._lock.release()
                 self._lock = None
+            try:
+                for w in workers:
+                    w.cleanup()
+            finally:
+                self.v.durations_s["close"] = round(time.monotonic() - t, 3)
+                if self.ref is not None and self.ref.persist is not None:  # sandbox/refcache.py
+                    self.v.evidence["reference_cache"] = {"seeded_files": self.ref.seeded,
+                                                          "harvested_files": self.ref.harvested,
+                                                          "preload_s": self.ref.preload_s}
+                if self.arena is not None:
+                    self.arena.close()
 
 
 def judge(task: Task, source: str, config: EvalConfig) -> Verdict:

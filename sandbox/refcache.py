@@ -24,6 +24,7 @@ import os
 import secrets
 import shutil
 from pathlib import Path
+from typing import Any
 
 MAX_HARVEST_BYTES = 256 * 2**20
 INDUCTOR = "inductor"  # TORCHINDUCTOR_CACHE_DIR under the worker's cache root
@@ -85,3 +86,49 @@ def harvest(cache: str, persist: str) -> int:
     for rel in new:
         _copy(os.path.join(cache, rel), os.path.join(persist, rel))
     return len(new)
+
+
+def preload(device: str) -> dict[str, float]:
+    """In the reference worker, before its hello (no device held yet): torch.compile's work that
+    needs no GPU and is the same for every model, so the compile baseline's first call (which
+    runs with the device held) has only its own graph to trace and load. Returns seconds per
+    step; a step that fails is left to that first call, which reports any real error."""
+    import time
+
+    spent: dict[str, float] = {}
+
+    def step(name: str, fn: Any) -> None:
+        t = time.monotonic()
+        try:
+            fn()
+        except Exception:  # noqa: BLE001
+            pass
+        spent[name] = round(time.monotonic() - t, 3)
+
+    def imports() -> None:
+        import torch._dynamo  # noqa: F401
+        import torch._inductor.compile_fx  # noqa: F401
+
+    def torch_key() -> None:  # a hash over torch's own sources, read from disk: the cache keys need it
+        from torch._inductor import codecache
+
+        codecache.torch_key()
+
+    def backend() -> None:
+        if device.startswith("cuda"):  # the Triton side of inductor, without a CUDA call
+            import triton  # noqa: F401
+            import torch._inductor.codegen.triton  # noqa: F401
+            import torch._inductor.runtime.triton_heuristics  # noqa: F401
+        else:  # the C++ side: it compiles a probe to pick the vector ISA
+            from torch._inductor import cpu_vec_isa
+
+            cpu_vec_isa.pick_vec_isa()
+
+    def modules() -> None:  # dynamo's source lookups walk every loaded module's file once per process
+        import inspect
+
+        inspect.getmodule(None, _filename=os.devnull)
+
+    for name, fn in (("imports", imports), ("torch_key", torch_key), ("backend", backend), ("modules", modules)):
+        step(name, fn)
+    return spent

@@ -120,6 +120,8 @@ class WorkerSession:
         cache_root = cache_root or os.path.join(self.scratch, "cache")  # None: private, gone with the scratch
         os.makedirs(cache_root, exist_ok=True)
         self.cache_root, self.persist, self.seeded, self.harvested = cache_root, persist, 0, 0
+        self._exit_asked = self._harvest_done = False
+        self.preload_s: dict[str, float] | None = None
         if persist is not None:
             from sandbox import refcache
 
@@ -219,6 +221,7 @@ class WorkerSession:
         if not hmac.compare_digest(str(hello.get("secret", "")), self._secret):
             self.close()
             raise ProtocolViolation(f"{role} worker's first message did not carry its secret")
+        self.preload_s = hello.get("preload_s")  # sandbox/refcache.preload, when it ran
 
     def _recv(self, deadline: float | None = None) -> dict[str, Any]:
         try:
@@ -297,24 +300,39 @@ class WorkerSession:
 
     def close(self) -> None:
         try:
-            if getattr(self, "sock", None) is not None:
-                try:
-                    channel.send(self.sock, {"op": "exit"})
-                except OSError:
-                    pass
-                self.sock.close()
-            if self.handle.wait(0.5) is None:
-                self.handle.kill()
-            else:
-                self.handle.kill()  # also reaps anything the worker left behind
+            self.stop_begin()
+            self.stop_end()
         finally:
-            if self.listener is not None:
-                self.listener.close()
-            if self.persist is not None:  # the worker is gone: nothing writes its cache any more
-                from sandbox import refcache
+            self.cleanup()
 
-                self.harvested = refcache.harvest(self.cache_root, self.persist)
-            shutil.rmtree(self.scratch, ignore_errors=True)
+    def stop_begin(self) -> None:
+        """Ask the worker to exit (stop_end waits for it): a judgement asks both of its workers
+        first, so their CUDA contexts are torn down at once, not one after the other."""
+        if getattr(self, "sock", None) is not None and not self._exit_asked:
+            self._exit_asked = True
+            try:
+                channel.send(self.sock, {"op": "exit"})
+            except OSError:
+                pass
+            self.sock.close()
+
+    def stop_end(self) -> None:
+        """The worker and anything it left behind are gone once this returns (the device is
+        then free of its work)."""
+        self.handle.wait(0.5)
+        self.handle.kill()  # kills it if it is still there, and reaps anything it left behind
+
+    def cleanup(self) -> None:
+        """After the worker is gone, outside the device lock: files only."""
+        if self.listener is not None:
+            self.listener.close()
+            self.listener = None
+        if self.persist is not None and not self._harvest_done:  # nothing writes its cache any more
+            from sandbox import refcache
+
+            self._harvest_done = True
+            self.harvested = refcache.harvest(self.cache_root, self.persist)
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def _describe_exit(code: int | None) -> str:

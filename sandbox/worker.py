@@ -291,13 +291,14 @@ def main(argv: list[str] | None = None) -> int:
         send({"op": "hello", "ok": False, "error": _trunc(_format_exc(e)), "secret": secret})
         return 3
     w._take_fds = take_fds
-    if a.preload_compile:  # torch.compile's imports (2-3 s, CPU only) before the device is held
-        try:
-            import torch._dynamo  # noqa: F401
-            import torch._inductor.compile_fx  # noqa: F401
-        except Exception:  # noqa: BLE001 - the setup's own torch.compile reports it
-            pass
-    send({"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role, "secret": secret})
+    if a.preload_compile:  # torch.compile's GPU-free work (imports 2-3 s, source hash) before the device is held
+        from sandbox.refcache import preload
+
+        preloaded = preload(a.device)
+    else:
+        preloaded = None
+    send({"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role, "secret": secret,
+          **({"preload_s": preloaded} if a.preload_compile else {})})
     del secret
     handlers = {"setup": w.setup, "call": w.call, "fetch": w.fetch, "profile": w.profile,
                 "monitor": w.monitor_report, "poison": w.set_poison, "prepare": w.prepare, "go": w.go,

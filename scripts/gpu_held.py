@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where one op's judgements hold the GPU, judgement after judgement in one process (issue 16).
 
-    python3 scripts/gpu_held.py --runs 3 --no-reuse-run   # the honest CUDA relu, final mode
+    python3 scripts/gpu_held.py --runs 3 [--book --no-reuse-run]   # the honest CUDA relu, final mode
 
 Judges one candidate RUNS times against one task in this process, on one fresh build-cache
 root, final mode with both baselines: the first judgement compiles the reference's
@@ -34,8 +34,8 @@ def line(i: int, label: str, v, wall: float) -> dict:
     e, d = v.evidence, v.durations_s
     req = e.get("requests", {})
     return {"run": i, "label": label, "status": v.status.value, "rule": v.rule, "held_s": d.get("exclusive"),
-            "wall_s": round(wall, 2), "phases": {k: d.get(k) for k in ("build", "warm", "check", "time", "close", "total")},
-            "requests": {k: req.get(k) for k in ("reference.setup", "reference.go", "candidate.go")},
+            "wall_s": round(wall, 2), "phases": {k: d.get(k) for k in ("build", "warm", "check", "time", "close", "exclusive", "total")},
+            "requests": req,
             "reference_cache": e.get("reference_cache"), "baseline_book": e.get("baseline_book"),
             "order": (e.get("build_apart") or {}).get("order"),
             "median_us": {k: round(m.median_us, 3) for k, m in v.timings.items()},
@@ -51,6 +51,7 @@ def main() -> int:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--timing-s", type=float, default=2.0)
+    ap.add_argument("--book", action="store_true", help="baseline book on (EvalConfig.reuse_baselines)")
     ap.add_argument("--no-reuse-run", action="store_true", help="one more judgement with the book off")
     ap.add_argument("--build-dir", default=None, help="default: a fresh temporary dir")
     a = ap.parse_args()
@@ -58,9 +59,9 @@ def main() -> int:
     cfg = EvalConfig(device=a.device, mode=Mode.FINAL, profile="small" if cpu else "default", timeout_s=600.0,
                      max_timing_s=a.timing_s, baselines=("eager", "compile"),
                      build_dir=a.build_dir or tempfile.mkdtemp(prefix="kh-held-"),
-                     candidate_name=Path(a.candidate).name, reuse_baselines=True)
+                     candidate_name=Path(a.candidate).name, reuse_baselines=a.book)
     task, source = load_task(Path(a.task)), Path(a.candidate).read_text()
-    plan = [("book on", cfg)] * a.runs + ([("book off", dataclasses.replace(cfg, reuse_baselines=False))]
+    plan = [("book on" if a.book else "book off", cfg)] * a.runs + ([("book off", dataclasses.replace(cfg, reuse_baselines=False))]
                                           if a.no_reuse_run else [])
     for i, (label, c) in enumerate(plan, 1):
         t = time.monotonic()

@@ -18,7 +18,7 @@ export HARNESS_CACHE=${HARNESS_CACHE:-$(mktemp -d /var/tmp/kh-s9-XXXX)}
   git log --oneline -1 2>/dev/null; } > "$SUM" 2>&1
 
 relu_runs() {  # in one process: the book lives in the judging process (sandbox/baselinebook.py)
-  timeout 300 python3 scripts/gpu_held.py --runs "$RUNS" --no-reuse-run > "$OUT/held.jsonl" 2> "$OUT/held.err"
+  timeout 300 python3 scripts/gpu_held.py --runs "$RUNS" ${HELD_ARGS---book --no-reuse-run} > "$OUT/held.jsonl" 2> "$OUT/held.err"
   echo "gpu_held exit $?" >> "$SUM"
   python3 - "$OUT/held.jsonl" >> "$SUM" 2>&1 <<'PY'
 import json, sys
@@ -29,6 +29,7 @@ for x in open(sys.argv[1]):
               r["phases"], r["requests"], "ref cache", r["reference_cache"], "book",
               {b: (e["reused"], e["book_n"], e["fresh_n"], e.get("drift")) for b, e in (r["baseline_book"] or {}).items()},
               "median", r["median_us"], "n", r["n"], "speedups", r["speedups"], r["message"])
+        print("   requests", r["requests"])
 PY
 }
 
@@ -69,6 +70,8 @@ for row in rows:
     done_at.append(os.path.getmtime(os.path.join(out, vf)) - t0 if vf else None)
     print(f"  {row['id']:38s} {row['status']:10s} {str(row.get('rule')):28s} want {want.get(row['id'])} {'ok' if ok else 'DIFF'}"
           f" held {d.get('exclusive')} warm-apart held {v.get('evidence', {}).get('warm_apart_exclusive_s')} total {d.get('total')} order {(v.get('evidence', {}).get('build_apart') or {}).get('order')}")
+    print("     durations", {k: x for k, x in d.items() if k not in ("exclusive", "total")}, "n",
+          {k: m.get("n") for k, m in (v.get("timings") or {}).items()})
 times = sorted(t for t in done_at if t is not None)
 if times:
     span = times[-1]
