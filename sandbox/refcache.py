@@ -116,9 +116,9 @@ def preload(device: str) -> dict[str, float]:
 
     def backend() -> None:
         if device.startswith("cuda"):  # the Triton side of inductor, without a CUDA call
-            import triton  # noqa: F401
             import torch._inductor.codegen.triton  # noqa: F401
             import torch._inductor.runtime.triton_heuristics  # noqa: F401
+            import triton  # noqa: F401
         else:  # the C++ side: it compiles a probe to pick the vector ISA
             from torch._inductor import cpu_vec_isa
 
