@@ -87,30 +87,62 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
     judging worker then does it all itself, late, and gets the verdict for it). A compile
     error, a failed first call, a timeout or a process left running is the verdict (the late
     order gives the same)."""
+    import threading
+
     from sandbox.session import ProtocolViolation, WorkerDied
 
     b = type(j)(j.task, j.source, j.cfg)  # a Judge (not imported here: judge.py imports this module)
     b.opcount_path, b.entry, b.t0, b.deadline = j.opcount_path, j.entry, j.t0, j.deadline
     b.baseline_compile = False  # its reference only makes the warm-up calls' inputs
     t = time.monotonic()
-    ok = True
+    state: dict[str, object] = {"ok": True}
+
+    def apart() -> None:  # in a thread of its own: its workers live and die inside it (PR_SET_PDEATHSIG)
+        try:
+            b.start(cache_ro=False)
+            b.import_candidate()
+            b._take_device()
+            b.warm(profile, extras)
+        except (WorkerDied, ProtocolViolation) as e:
+            state["ok"] = False
+            j.v.evidence["warm_apart_failed"] = f"{type(e).__name__}: {e}"[:300]
+        except BaseException as e:  # noqa: BLE001 - the verdict (a Reject) or an error: raised below
+            state["error"] = e
+        finally:
+            b.close()
+
+    th = threading.Thread(target=apart, name=f"{threading.current_thread().name}-warm-apart", daemon=True)
+    th.start()
     try:
-        b.start(cache_ro=False)
-        b.import_candidate()
-        b._take_device()
-        b.warm(profile, extras)
-    except (WorkerDied, ProtocolViolation) as e:
-        ok = False
-        j.v.evidence["warm_apart_failed"] = f"{type(e).__name__}: {e}"[:300]
+        # meanwhile this thread starts the judging workers (the Python, torch and CUDA start-up of
+        # two processes); nothing of the candidate runs in them until the warm-apart worker is gone
+        early_start(j)
     finally:
-        b.close()
+        th.join()
         j.v.durations_s["warm_apart"] = round(time.monotonic() - t, 3)
         j.v.durations_s["compile"] = b.v.durations_s.get("compile", 0.0)
         j.v.evidence["build"] = b.v.evidence.get("build", {})
         j.v.evidence["warm_apart_exclusive_s"] = b.v.durations_s.get("exclusive")
         j.deadline = max(j.deadline, b.deadline)  # its waits for the device are not the candidate's time
-    return ok
+        for w in (j.ref, j.cand):
+            if w is not None:
+                w.deadline = max(w.deadline, j.deadline)
+    if "error" in state:
+        raise state["error"]  # type: ignore[misc]
+    if not state["ok"]:
+        j.reopen()  # the late order starts its own workers (build dir writable)
+    return bool(state["ok"])
 
+
+def early_start(j: Judge) -> None:
+    """Start the judging workers for the sealed import (cache read-only) while the warm-apart
+    worker runs. A start that fails is left to open_and_warm, which starts them again and
+    reports it."""
+    try:
+        j.start(cache_ro=True)
+        j.v.evidence["judging_workers_started_beside_warm_apart"] = True
+    except Exception:  # noqa: BLE001
+        j.reopen()
 
 
 def open_and_warm(j: Judge, order: str, profile: str, extras: list[str]) -> None:
@@ -118,7 +150,8 @@ def open_and_warm(j: Judge, order: str, profile: str, extras: list[str]) -> None
     calls. Sealed before the import in the "sealed" and "warm-apart" orders (builds and JIT
     caches mounted read-only), after the warm-up in the "late" order."""
     sealed_first = order in ("sealed", "warm-apart")
-    j.start(cache_ro=sealed_first)
+    if j.cand is None:  # not already started beside the warm-apart worker (early_start)
+        j.start(cache_ro=sealed_first)
     if sealed_first:  # no process may start from here on, not even during the import
         prewarm = ["triton"] if order == "warm-apart" and "triton" in j.source else []
         rep, _ = j.cand.request("seal", bound=j.call_bound(floor=60.0), prewarm=prewarm)

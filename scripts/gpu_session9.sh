@@ -10,7 +10,7 @@
 #      minute, first verdict after submission, median GPU-held time, verdicts against the table
 # Summary in $OUT/summary.txt; raw files beside it.
 set -u
-OUT=${OUT:-gpu-session9-out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1; START=$(date +%s)
+OUT=${OUT:-gpu-session9-out}; mkdir -p "$OUT"; export PYTHONUNBUFFERED=1; START=${START0:-$(date +%s)}
 SUM="$OUT/summary.txt"; RUNS=${RUNS:-3}; PARTS=${PARTS:-R B}
 export HARNESS_CACHE=${HARNESS_CACHE:-$(mktemp -d /var/tmp/kh-s9-XXXX)}
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -50,6 +50,7 @@ PY
   local rc=$?
   mkdir -p "$OUT/verdicts-flat"  # the device tool does not fetch deep trees
   find "$OUT/batch/verdicts" -name "*.json" -exec cp {} "$OUT/verdicts-flat/" \; 2>/dev/null
+  tar czf "$OUT/verdicts.tgz" -C "$OUT/verdicts-flat" . 2>/dev/null  # one file: the device tool fetches a few
   echo "eval-batch exit $rc (judges per device: ${KH_JUDGES_PER_DEVICE:-2}) after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" >> "$SUM"
   python3 - "$OUT/batch" "$t0" >> "$SUM" 2>&1 <<'PY'
 import glob, json, os, statistics, sys
@@ -87,6 +88,7 @@ PY
 for p in $PARTS; do
   case "$p" in
     R) relu_runs ;;
+    T) rm -rf "$OUT/verdicts-flat" "$OUT/batch/verdicts"; cp "$OUT/batch/results.jsonl" "$OUT/batch-results.jsonl" 2>/dev/null ;;
     B) left=$(( START + 575 - $(date +%s) )); [ "$left" -gt 120 ] && batch "$left" || echo "B: no time left" >> "$SUM" ;;
   esac
 done

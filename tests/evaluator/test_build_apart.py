@@ -78,6 +78,9 @@ def test_a_source_that_compiles_at_its_first_call_is_warmed_apart_and_judged_sea
     # valid means the probes failed in the judging worker, which also means it built nothing:
     # a build there needs the compiler (exec) and a writable build dir
     assert v.durations_s["warm_apart"] > 0
+    # the judging workers were started while the warm-apart worker ran, and still found its build,
+    # written after they were up, in their read-only dir
+    assert v.evidence.get("judging_workers_started_beside_warm_apart") is True, v.evidence
 
 
 def test_a_first_call_that_needs_a_process_even_when_cached_is_judged_again_late(cache):
