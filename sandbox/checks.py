@@ -114,7 +114,9 @@ class Checks:
                          f"{sum(self.ref_bytes)} bytes in all")
         # the candidate's whole tree is stopped while the reference reads the output and its
         # inputs: no thread of it can rewrite the arena under the check
+        t_freeze = time.monotonic()
         frozen = self.cand.freeze()
+        self.v.evidence["freeze_s"] = round(self.v.evidence.get("freeze_s", 0.0) + time.monotonic() - t_freeze, 4)
         try:
             rep, _ = self.ref.request("check", entries=f.get("entries"), devices=f.get("devices", []),
                                       atol=self.atol, rtol=self.rtol, against=against, keep=keep,

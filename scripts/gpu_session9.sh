@@ -88,7 +88,8 @@ PY
 for p in $PARTS; do
   case "$p" in
     R) relu_runs ;;
-    T) rm -rf "$OUT/verdicts-flat" "$OUT/batch/verdicts"; cp "$OUT/batch/results.jsonl" "$OUT/batch-results.jsonl" 2>/dev/null ;;
+    T) cp "$OUT/batch/results.jsonl" "$OUT/batch-results.jsonl" 2>/dev/null  # the device tool fetches 8 files
+       rm -rf "$OUT/verdicts-flat" "$OUT/batch" "$OUT/manifest.jsonl" "$OUT/held.err" ;;
     B) left=$(( START + 575 - $(date +%s) )); [ "$left" -gt 120 ] && batch "$left" || echo "B: no time left" >> "$SUM" ;;
   esac
 done

@@ -39,13 +39,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox.isolation.base import Limits, SandboxUnavailable, WorkerSpec
-from sandbox.isolation.proctree import _children_map, _dir_bytes, _rss_bytes, continue_tree, descendants, stop_tree
+from sandbox.isolation.proctree import (
+    _dir_bytes,
+    _rss_bytes,
+    continue_tree,
+    descendants,
+    shared_children_map,
+    stop_tree,
+)
 
 PR_SET_PDEATHSIG = 1
 JAIL = str(Path(__file__).resolve().parent / "jail.py")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OUTER_UID_BASE = 1 << 20  # root: workers run as outer uids from here, which own nothing on the host
 MODES = ("jail", "jail-setuid", "none")
+WATCH_SCAN_MAX_AGE_S = 0.2  # watchdogs share one host scan this fresh (proctree.shared_children_map)
 
 
 class IsolationUnavailable(SandboxUnavailable):
@@ -264,7 +272,7 @@ class ProcessHandle:
         while not self._stop.wait(0.25):
             if self.proc.poll() is not None:
                 return
-            kids = _children_map()
+            kids = shared_children_map(WATCH_SCAN_MAX_AGE_S)  # one scan for all watchdogs of this process
             pids = descendants(self.pid, kids)
             if len(pids) > self.limits.max_processes:
                 self._violation = f"processes: {len(pids)} > limit {self.limits.max_processes}"

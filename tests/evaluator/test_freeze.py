@@ -3,6 +3,7 @@ any of its processes or threads, until it is continued."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -51,3 +52,23 @@ def test_stop_tree_stops_every_process_and_thread_until_continued():
         for p in reversed(descendants(proc.pid)):
             subprocess.run(["kill", "-9", str(p)], check=False)
         proc.wait(5)
+
+
+def test_watchdogs_share_one_recent_host_scan_and_see_a_new_process_once_it_is_old():
+    """Every watchdog of the judging process reads the host's process table through one shared
+    scan (proctree.shared_children_map): within its age the same scan is handed out (no /proc
+    walk), after it a fresh one that holds processes started since."""
+    from sandbox.isolation import proctree
+
+    first = proctree.shared_children_map(60.0)
+    assert proctree.shared_children_map(60.0) is first  # no second walk of /proc within the age
+    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        stale = proctree.shared_children_map(60.0)
+        assert p.pid not in descendants(os.getpid(), stale)
+        fresh = proctree.shared_children_map(0.0)
+        assert fresh is not first
+        assert p.pid in descendants(os.getpid(), fresh)
+    finally:
+        p.kill()
+        p.wait()
