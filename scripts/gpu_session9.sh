@@ -71,7 +71,8 @@ for row in rows:
     done_at.append(os.path.getmtime(os.path.join(out, vf)) - t0 if vf else None)
     print(f"  {row['id']:38s} {row['status']:10s} {str(row.get('rule')):28s} want {want.get(row['id'])} {'ok' if ok else 'DIFF'}"
           f" held {d.get('exclusive')} warm-apart held {v.get('evidence', {}).get('warm_apart_exclusive_s')} total {d.get('total')} order {(v.get('evidence', {}).get('build_apart') or {}).get('order')}")
-    print("     durations", {k: x for k, x in d.items() if k not in ("exclusive", "total")}, "n",
+    print("     durations", {k: x for k, x in d.items() if k not in ("exclusive", "total")},
+          "freeze", v.get("evidence", {}).get("freeze_s"), "n",
           {k: m.get("n") for k, m in (v.get("timings") or {}).items()})
 times = sorted(t for t in done_at if t is not None)
 if times:
