@@ -51,7 +51,7 @@ PY
   mkdir -p "$OUT/verdicts-flat"  # the device tool does not fetch deep trees
   find "$OUT/batch/verdicts" -name "*.json" -exec cp {} "$OUT/verdicts-flat/" \; 2>/dev/null
   tar czf "$OUT/verdicts.tgz" -C "$OUT/verdicts-flat" . 2>/dev/null  # one file: the device tool fetches a few
-  echo "eval-batch exit $rc (judges per device: ${KH_JUDGES_PER_DEVICE:-2}) after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" >> "$SUM"
+  echo "eval-batch exit $rc (judges per device: ${KH_JUDGES_PER_DEVICE:-default}) after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" >> "$SUM"
   python3 - "$OUT/batch" "$t0" >> "$SUM" 2>&1 <<'PY'
 import glob, json, os, statistics, sys
 sys.path.insert(0, ".")

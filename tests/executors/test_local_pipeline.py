@@ -193,7 +193,7 @@ def test_build_workers_run_at_lower_cpu_priority_than_judging():
 def test_a_second_judging_thread_overlaps_start_up_but_never_holds_the_device_with_another():
     rec = Recorder(build_s=0.0, judge_s=0.05, start_s=0.05)
     with executor(rec, workers=2) as ex:
-        assert ex.judges_per_device == 3  # the GPU default
+        assert ex.judges_per_device == 4  # the GPU default
         out = [f.result(timeout=30) for f in [ex.submit(Task("op"), f"c{i}", EvalConfig(device="cuda:0"))
                                                for i in range(8)]]
     assert sorted(v.message for v in out) == sorted(f"c{i}" for i in range(8))
