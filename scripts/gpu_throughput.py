@@ -277,6 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stock-from", default=None, help="skip (a): take it from an --only-stock JSON")
     ap.add_argument("--pipeline-budget-s", type=float, default=None,
                     help="(b) counts the verdicts in by this many seconds after the start (then stops)")
+    ap.add_argument("--rejudge", default=None,
+                    help="only judge these variant ids (comma-separated), one at a time, --repeat times each "
+                         "(e.g. the ones a loaded pipeline rejected), then exit")
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cut-compare", type=int, default=3,
                     help="after (a): build this many of its sources again, one at a time, with the cuts")
     a = ap.parse_args(argv)
@@ -296,6 +300,22 @@ def main(argv: list[str] | None = None) -> int:
     caches = {p: a.shared_cache or str(work / p) for p in ("stock", "cuts")}
     base = dict(mode=Mode.FEEDBACK, device=device, seed=0, baselines=("eager",), feedback_timing_s=a.timing_s,
                 profile="default" if device.startswith("cuda") else "small", timeout_s=900.0)
+    if a.rejudge:  # no load beside them: each variant alone, --repeat times
+        from sandbox.evaluate import evaluate
+
+        cfg = EvalConfig(build_dir=str(work / "rejudge"), **base)
+        for k in [int(x) for x in a.rejudge.split(",")]:
+            src = make_candidates(lang, 1, offset=k)[0]
+            for r in range(a.repeat):
+                v = evaluate(task, src, cfg)
+                t = v.evidence.get("tail_us") or {}
+                print(json.dumps({"variant": k, "run": r, "status": v.status.value, "rule": v.rule,
+                                  "tail_excess_us": t.get("excess"), "tail_threshold_us": t.get("threshold"),
+                                  "confirmation_round": t.get("confirmation_round"),
+                                  "first_round": v.evidence.get("wall_clock_first_round"),
+                                  "median_us": v.timings["candidate"].median_us if "candidate" in v.timings else None,
+                                  "message": v.message[:160]}), flush=True)
+        return 0
     n_all = max(a.pipeline, a.serial)
     sources = make_candidates(lang, n_all)
     print(f"device {device} ({torch.cuda.get_device_name() if device.startswith('cuda') else 'cpu'}), "
