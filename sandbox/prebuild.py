@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sandbox import quiet
 from sandbox.config import EvalConfig
 from sandbox.errors import CandidateError
 from sandbox.verdict import Status, Verdict
@@ -129,6 +130,7 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
                           t0 + config.timeout_s, limits, hide=list(config.hidden_paths), shared=[shared],
                           uid=outer_uid(own), cuda_build=cuda)
         w.connect()
+        quiet.register(w.handle)  # stopped while a judgement confirms a timing check (sandbox/quiet.py)
         path = os.path.join(w.scratch, os.path.basename(config.candidate_name) or "candidate.py")
         with open(path, "w") as f:
             f.write(source)
@@ -160,6 +162,7 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
         return BuildResult("not_built", wall_s=time.monotonic() - t0, message=f"build worker: {e}")
     finally:
         if w is not None:
+            quiet.unregister(w.handle)
             w.close()
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sandbox import baselinebook, rules, stats, wallclock
+from sandbox import baselinebook, quiet, rules, stats, wallclock
 from sandbox.checks import ReferenceFailed, Reject, failure_status
 from sandbox.verdict import Measurement, Speedup, Status
 
@@ -209,9 +209,11 @@ def time_candidate(j: Judge) -> None:
         if any(c.hidden for c in first):
             j.v.evidence["wall_clock_first_round"] = {c.what: c.evidence() for c in first}
             confirm_from = (len(gaps["candidate"]), len(ctl_gaps), len(tails["candidate"]), len(tails["control"]))
-            for _ in range(wallclock.CONFIRM_CALLS):  # call by call, so a drift touches both sides alike
-                one("candidate", timed=True)
-                one("control", timed=True)
+            with quiet.builds_stopped() as stopped:  # on a machine as quiet as a lone judgement's
+                j.v.evidence["wall_clock_first_round"]["builds_stopped"] = stopped
+                for _ in range(wallclock.CONFIRM_CALLS):  # call by call, so a drift touches both sides alike
+                    one("candidate", timed=True)
+                    one("control", timed=True)
     # at least 3 checked timed outputs, then a final re-check
     while checks < 3:
         one("candidate", timed=True)
@@ -250,12 +252,14 @@ def time_candidate(j: Judge) -> None:
         # on the H100 an honest CUDA relu was over (32 us against eager's 1 us, 25 allowed) once in
         # a pipeline with 15 compile workers; work that follows every call is over again
         n0, m0 = len(bg["candidate"]), len(bg["eager"])
-        for _ in range(BG_CONFIRM_CALLS):
-            one("candidate", timed=True)
-            one("eager", timed=True)
+        with quiet.builds_stopped() as stopped:
+            for _ in range(BG_CONFIRM_CALLS):
+                one("candidate", timed=True)
+                one("eager", timed=True)
         cbg, ebg = float(np.median(bg["candidate"][n0:])), float(np.median(bg["eager"][m0:]))
         j.v.evidence["background_cpu_us"].update(
-            confirmation={"candidate": round(cbg, 2), "eager": round(ebg, 2), "calls": BG_CONFIRM_CALLS})
+            confirmation={"candidate": round(cbg, 2), "eager": round(ebg, 2), "calls": BG_CONFIRM_CALLS,
+                          "builds_stopped": stopped})
     if cbg - ebg > bg_allowed:
         raise Reject(Status.REJECTED, rules.THREADS,
                      f"after each timed call other threads of the candidate's process burnt a median "
