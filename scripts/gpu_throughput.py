@@ -249,6 +249,14 @@ def _portable(r: dict[str, Any]) -> dict[str, Any]:
     reqs = sorted({k for v in vs for k in (v.evidence.get("requests") or {})})
     out["median_requests_s"] = {k: _median([float(v.evidence["requests"][k][1]) for v in vs
                                             if k in (v.evidence.get("requests") or {})]) for k in reqs}
+    # timing checks that fired in their first round, and what the confirmation round (builds stopped) decided
+    out["first_rounds"] = [{"i": i, "status": v.status.value, "rule": v.rule,
+                            "first": v.evidence.get("wall_clock_first_round"),
+                            "tail_after": (v.evidence.get("tail_us") or {}).get("excess"),
+                            "bg": (v.evidence.get("background_cpu_us") or {}).get("confirmation")}
+                           for i, v in enumerate(vs)
+                           if v.evidence.get("wall_clock_first_round")
+                           or (v.evidence.get("background_cpu_us") or {}).get("confirmation")]
     out["built_without_extension_h"] = sum(1 for v in vs if (v.evidence.get("build") or {}).get("lite"))
     if "summary" in r:
         out["summary"] = {k: v for k, v in r["summary"].items() if k != "cuts"}
@@ -377,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"(b) median seconds per worker request kind: {b.get('median_requests_s')}", flush=True)
     for nv in b["not_valid"]:
         print(f"(b) not valid: {json.dumps(nv)[:1500]}", flush=True)
+    for fr in b.get("first_rounds", []):
+        print(f"(b) first round fired: {json.dumps(fr)[:800]}", flush=True)
     both = min(s["n"], len(b["keys"]))
     mismatches = [i for i in range(both) if s["keys"][i] != b["keys"][i]]
     ratio = round(b["candidates_per_min"] / s["candidates_per_min"], 2) if s["candidates_per_min"] else None
