@@ -162,7 +162,8 @@ def test_unknown_executor_names_the_choices():
 def test_closing_fails_units_still_waiting_instead_of_leaving_callers_blocked():
     rec = Recorder(build_s=0.0, judge_s=0.5)
     ex = executor(rec, workers=1)
-    futs = [ex.submit(Task("op"), f"c{i}", EvalConfig()) for i in range(4)]
+    # more units than judging threads (four per GPU by default): some are still waiting at close
+    futs = [ex.submit(Task("op"), f"c{i}", EvalConfig()) for i in range(ex.judges_per_device + 3)]
     time.sleep(0.2)
     ex.close()
     done = [f.exception(timeout=10) is None for f in futs]
