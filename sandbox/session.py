@@ -88,6 +88,24 @@ def scrubbed_env(scratch: str, cache_root: str, gpu: bool = False, cuda_build: b
     return env
 
 
+def one_gpu_view(device: str, env: dict[str, str]) -> tuple[str, str | None]:
+    """(the device as the worker names it, its CUDA_VISIBLE_DEVICES) for a judgement on ``device``.
+
+    A worker for 'cuda:N' sees that one GPU only, as its 'cuda:0': a candidate judged on one
+    GPU can neither launch work on nor read the memory of the GPU where another judgement is
+    being timed, and kernels written for 'cuda' (the field's habit) run on the GPU they were
+    given. N counts the GPUs this process sees, so it maps through our own CUDA_VISIBLE_DEVICES.
+    'cuda' (no index) and CPU devices are left as they are."""
+    if not device.startswith("cuda:"):
+        return device, None
+    index = int(device.split(":", 1)[1])
+    seen = [x.strip() for x in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if x.strip()]
+    if "CUDA_VISIBLE_DEVICES" in env and index >= len(seen):
+        raise ValueError(f"device {device!r}: this process sees GPUs {seen} (CUDA_VISIBLE_DEVICES); "
+                         f"name one of cuda:0..cuda:{max(0, len(seen) - 1)}")
+    return "cuda:0", seen[index] if seen else str(index)
+
+
 @functools.lru_cache(maxsize=1)
 def _gpu_arch() -> str | None:
     """Compute capability of the first visible GPU, e.g. "9.0" (nvidia-smi; no CUDA context here)."""
@@ -127,8 +145,9 @@ class WorkerSession:
 
             self.seeded = refcache.seed(persist, cache_root)
         shared = [d for d in (shared or []) if os.path.isdir(d)]
+        worker_device, visible = one_gpu_view(device, dict(os.environ))
         argv = [sys.executable, "-m", "sandbox.worker", "--role", role, "--scratch", self.scratch,
-                "--device", device, "--cache-root", cache_root, *(a for d in shared for a in ("--shared", d)),
+                "--device", worker_device, "--cache-root", cache_root, *(a for d in shared for a in ("--shared", d)),
                 *(["--preload-compile"] if preload else [])]
         mounts = [Mount(d, d, False) for d in shared]
         if not cache_root.startswith(self.scratch + "/"):  # read-only when a build worker made it (judge.py)
@@ -150,6 +169,8 @@ class WorkerSession:
             argv += ["--socket", self.listener.path, "--secret", self._secret]
             mounts.append(Mount(self.listener.dir, self.listener.dir, True))
         env = scrubbed_env(self.scratch, cache_root, device.startswith("cuda"), cuda_build)
+        if visible is not None:
+            env["CUDA_VISIBLE_DEVICES"] = visible
         if persist is not None:
             from sandbox import refcache
 

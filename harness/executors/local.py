@@ -257,9 +257,10 @@ class LocalExecutor:
             else:
                 if unit.build is not None:
                     v.evidence.setdefault("executor", {"name": self.name, "prebuild": unit.build.outcome,
-                                                       "prebuild_compile_s": round(unit.build.compile_s, 3)})
+                                                       "prebuild_compile_s": round(unit.build.compile_s, 3),
+                                                       "lane": device})
                 else:  # nothing to compile ahead: it came straight to this lane
-                    v.evidence.setdefault("executor", {"name": self.name, "prebuild": "none"})
+                    v.evidence.setdefault("executor", {"name": self.name, "prebuild": "none", "lane": device})
                 unit.future.set_result(v)
             finally:
                 with self.stats.lock:  # busy = the time the device was held (whole judgement if unknown)

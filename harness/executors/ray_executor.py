@@ -56,6 +56,12 @@ def _judge_task(task: Task, source: str, config: EvalConfig, cuts: bool) -> Verd
     return evaluate(task, source, config)
 
 
+def _visible_gpus() -> int:
+    from harness.executors.local import default_timing_devices
+
+    return sum(d.startswith("cuda") for d in default_timing_devices())
+
+
 class RayExecutor:
     name = "ray"
 
@@ -81,8 +87,12 @@ class RayExecutor:
                                   "include_dashboard": False, **(init_kwargs or {})}
             if address:
                 kw["address"] = address
-            elif num_cpus is not None:
-                kw["num_cpus"] = num_cpus
+            else:
+                if num_cpus is not None:
+                    kw["num_cpus"] = num_cpus
+                # the GPUs this process sees, as Ray resources: one judge task per GPU at a time
+                # (a judgement holds its device; sandbox/devicelock.py is per process)
+                kw.setdefault("num_gpus", _visible_gpus())
             ray.init(**kw)
         # the cuts run where the work runs: once per Ray worker process (_maybe_cuts)
         self._build = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_build_task)

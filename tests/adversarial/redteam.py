@@ -213,6 +213,8 @@ GPU_CASES: list[Case] = [
          cheat="36", mode=Mode.FINAL,
          note="no ReLU on the GPU (a copy kernel); a host thread clamps the fetched output in the arena: the "
               "freeze during checks and the per-call background-CPU median"),
+    Case("gpu_probe_38_one_gpu", "relu", (VALID,), mode=Mode.FINAL,
+         note="a judging worker sees its one GPU, as cuda:0 (refuses to run when it sees more)"),
     Case("honest_cuda_relu", "relu", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_sum", "sum_dim", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_matmul", "matmul", (VALID,), mode=Mode.FINAL),
