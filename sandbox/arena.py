@@ -259,12 +259,15 @@ def write_outputs(torch: Any, outs: list[Any], entries: list[dict[str, Any]], u8
         torch.cuda.synchronize()
 
 
-def read_outputs(torch: Any, entries: Any, u8: Any | None, device: Any) -> list[Any]:
+def read_outputs(torch: Any, entries: Any, u8: Any | None, device: Any, limit: int | None = None) -> list[Any]:
     """The candidate's outputs from the region, copied out of shared memory onto ``device``
     (private: later writes into the region change nothing): tensors, or the type name (a str)
     of anything that was not a plain tensor. The header is the candidate's: nothing in it is
-    trusted. Raises Malformed."""
+    trusted. ``limit``: read nothing past this many bytes (the call's output bound, when the
+    region was made bigger ahead of time). Raises Malformed."""
     size = 0 if u8 is None else u8.numel()
+    if limit is not None:
+        size = min(size, limit)
     if not isinstance(entries, list) or len(entries) > MAX_ENTRIES:
         raise Malformed(f"bad header: {str(entries)[:200]}")
     known = _dtypes(torch)

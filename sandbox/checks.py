@@ -120,7 +120,7 @@ class Checks:
         try:
             rep, _ = self.ref.request("check", entries=f.get("entries"), devices=f.get("devices", []),
                                       atol=self.atol, rtol=self.rtol, against=against, keep=keep,
-                                      trivial=against == "last")
+                                      trivial=against == "last", limit=limit)
         finally:
             self.cand.thaw(frozen)
         self.v.evidence["frozen_checks"] = self.v.evidence.get("frozen_checks", 0) + bool(frozen)

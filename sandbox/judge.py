@@ -14,7 +14,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from sandbox import buildcache, opcount, refcache, rules, scan
+from sandbox import arenahint, buildcache, opcount, refcache, rules, scan
 from sandbox.arena import CANDIDATE_REGIONS, REGIONS, Arena
 from sandbox.attribution import attribute
 from sandbox.candidate import Entry, entry_point
@@ -121,6 +121,7 @@ class Judge(Checks):
                                      "a problem of this machine or of the jail, not of the candidate; "
                                      "`harness doctor` checks the jail)") from e
         self.arena = Arena()  # made here, outside the jails; the candidate never gets ref_in
+        self.v.evidence["arena_presized"] = arenahint.presize(self.arena, self.ref.persist, ram // 4)
         self.ref.attach_arena(self.arena, REGIONS)
         self.cand.attach_arena(self.arena, CANDIDATE_REGIONS)
         self.v.environment = environment(self.cfg.device, self.cand.isolation)
@@ -324,6 +325,7 @@ class Judge(Checks):
             self.v.evidence["arena"] = {"sizes": dict(self.arena.sizes),
                                         **{w.role: w.arena_info.get("pinned") for w in (self.ref, self.cand)
                                            if w is not None}}
+            arenahint.remember(self.arena, self.ref.persist if self.ref is not None else None)
         t = time.monotonic()
         workers = [w for w in (self.cand, self.ref) if w is not None]
         try:

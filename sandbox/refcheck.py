@@ -29,12 +29,14 @@ MAX_KEPT = 2  # candidate outputs kept for later checks ("first")
 def check(w: Any, req: dict[str, Any]) -> dict[str, Any]:
     """``req``: entries (the output header the candidate's worker reported), devices (the
     candidate's output devices), atol, rtol, against ("last" or a kept name), keep (a name or
-    None), trivial (bool)."""
+    None), trivial (bool), limit (the output bound in bytes, from the parent)."""
     from sandbox import compare
 
     t = w.torch
     try:
-        outs = arena.read_outputs(t, req.get("entries"), w.arena.u8.get("out"), w.device)
+        limit = req.get("limit")  # the parent's output bound for this call (the region may be bigger)
+        outs = arena.read_outputs(t, req.get("entries"), w.arena.u8.get("out"), w.device,
+                                  limit if type(limit) is int else None)
     except Malformed as e:
         return {"ok": True, "load_error": f"the output header is malformed: {e}"}
     intact = None

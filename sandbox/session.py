@@ -171,6 +171,12 @@ class WorkerSession:
         env = scrubbed_env(self.scratch, cache_root, device.startswith("cuda"), cuda_build)
         if visible is not None:
             env["CUDA_VISIBLE_DEVICES"] = visible
+        if role == "candidate" and device.startswith("cuda"):
+            env["TRITON_CACHE_AUTOTUNING"] = "1"  # tuned once, where the candidate is built or warmed
+            if cache_ro:  # reads the build cache, writes its own misses (sandbox/tritoncache.py)
+                from sandbox import tritoncache
+
+                env.update(tritoncache.overlay_env(env["TRITON_CACHE_DIR"], os.path.join(self.scratch, "triton")))
         if persist is not None:
             from sandbox import refcache
 
@@ -182,6 +188,11 @@ class WorkerSession:
         )
         try:
             self.handle = launcher.start(spec)
+        except BaseException:
+            if self.listener is not None:
+                self.listener.close()
+            shutil.rmtree(self.scratch, ignore_errors=True)  # nothing started: nothing of it is left
+            raise
         finally:
             if pass_fds:
                 child.close()

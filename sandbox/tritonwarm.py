@@ -18,8 +18,11 @@ from typing import Any
 
 def run(scratch: str) -> dict[str, Any]:
     """Compile and launch one 1-element kernel; {"ok", "s", "triton", "error"?}."""
+    from sandbox.tritoncache import RO_ENV
+
     t0 = time.perf_counter()
     saved = os.environ.get("TRITON_CACHE_DIR")
+    saved_ro = os.environ.pop(RO_ENV, None)  # never load what the candidate put in its cache
     os.environ["TRITON_CACHE_DIR"] = os.path.join(scratch, "triton-harness")
     try:
         import torch
@@ -35,6 +38,8 @@ def run(scratch: str) -> dict[str, Any]:
     except Exception as e:  # noqa: BLE001 - recorded; the sealed warm-up then shows what fails
         return {"ok": False, "s": round(time.perf_counter() - t0, 3), "error": f"{type(e).__name__}: {e}"[:300]}
     finally:
+        if saved_ro is not None:
+            os.environ[RO_ENV] = saved_ro
         if saved is None:
             os.environ.pop("TRITON_CACHE_DIR", None)
         else:

@@ -28,7 +28,8 @@ batch() {  # name manifest [env ...] -- [eval-batch options ...]
     --device cuda --max-timing-s 2 --jobs "$JOBS" "$@" > "$OUT/$name.log" 2>&1
   echo "$name: eval-batch exit $? after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s (${envs[*]} $*)" >> "$SUM"
   python3 scripts/gpu_two_summary.py run "$name" "$WORK/$name" "$t0" "$RUNS" >> "$SUM" 2>&1
-  tail -c 3000 "$OUT/$name.log" > "$OUT/$name.tail"; rm -f "$OUT/$name.log"  # the device tool fetches 8 files
+  tail -c 4000 "$OUT/$name.log" > "$WORK/$name/eval-batch.tail"; rm -f "$OUT/$name.log"
+  tar czf "$OUT/$name.tgz" -C "$WORK/$name" . 2>/dev/null  # one file a run: the device tool fetches 8
 }
 
 for p in ${PARTS:-E W 1 2 C}; do

@@ -69,6 +69,14 @@ def test_a_malformed_output_header_is_refused(entries):
         arena.read_outputs(torch, entries, m.u8["out"], "cpu")
 
 
+def test_the_limit_bounds_what_is_read_not_the_region():
+    _, m = _mapped(1 << 16)
+    ok = [{"dtype": "float32", "shape": [256], "offset": 0}]  # 1024 bytes
+    assert arena.read_outputs(torch, ok, m.u8["out"], "cpu", limit=1024)[0].shape == (256,)
+    with pytest.raises(Malformed):
+        arena.read_outputs(torch, ok, m.u8["out"], "cpu", limit=1023)
+
+
 def test_an_unmapped_region_reads_as_malformed_not_a_crash():
     with pytest.raises(Malformed):
         arena.read_outputs(torch, [{"dtype": "float32", "shape": [4], "offset": 0}], None, "cpu")
@@ -93,6 +101,11 @@ def test_a_real_reference_worker_answers_a_crafted_header_and_keeps_serving():
                     [{"dtype": "float32", "shape": [256], "offset": 2**62}]):
             rep, _ = w.request("check", entries=bad, devices=["cpu"], atol=1e-4, rtol=1e-4, against="last")
             assert rep.get("ok") and "malformed" in rep.get("load_error", ""), rep
+        # a region made bigger ahead of time (sandbox/arenahint.py) does not raise the bound: nothing
+        # past the parent's limit for this call is read, even where the region has room
+        rep, _ = w.request("check", entries=[{"dtype": "float32", "shape": [512], "offset": 0}], devices=["cpu"],
+                           atol=1e-4, rtol=1e-4, against="last", limit=1024)
+        assert rep.get("ok") and "malformed" in rep.get("load_error", ""), rep
         # and a well-formed one still works: zeros are not a + b
         rep, _ = w.request("check", entries=[{"dtype": "float32", "shape": [256], "offset": 0}], devices=["cpu"],
                            atol=1e-4, rtol=1e-4, against="last")

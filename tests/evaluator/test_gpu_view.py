@@ -4,6 +4,7 @@ judgement is being timed, and code written for 'cuda' runs on the GPU it was han
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -58,3 +59,4 @@ def test_the_session_starts_the_worker_on_its_gpu_alone(monkeypatch):
     assert spec.env["CUDA_VISIBLE_DEVICES"] == "7"
     assert spec.argv[spec.argv.index("--device") + 1] == "cuda:0"
     assert spec.gpu
+    assert not os.path.exists(spec.scratch)  # a worker that did not start leaves no scratch behind

@@ -78,7 +78,7 @@ def test_a_source_with_nothing_to_compile_goes_straight_to_the_timing_lane(tmp_p
     with LocalExecutor(compile_workers=1, compile_cuts=False) as ex:
         v = ex.submit(RELU, PURE, cfg).result()
         built = list(ex.build_order)
-    assert built == [] and v.evidence["executor"] == {"name": "local", "prebuild": "none"}  # no build worker ran
+    assert built == [] and v.evidence["executor"] == {"name": "local", "prebuild": "none", "lane": "cpu"}  # no build worker ran
     assert v.status is Status.REJECTED  # and the judge decided it as ever (torch computed the result)
 
 
