@@ -5,6 +5,7 @@
 #      Triton and inductor caches, so the runs below compare lanes, not compilers)
 #   1  the set COPIES times, GPU 0 only (CUDA_VISIBLE_DEVICES=0): one lane group
 #   2  the same units on both GPUs: one lane group and one device lock per GPU
+#   1:N, 2:N  the same with N judging threads per GPU (KH_JUDGES_PER_DEVICE; default 4 on GPUs)
 #   Y  the base set through --executor ray (GPUs as Ray resources; Ray carried as wheels, .whl/)
 #   C  the runs' verdicts compared (every kernel one verdict in every run and copy) and 2 / 1
 # PARTS picks them (default "E W 1 2 C"); HARNESS_CACHE is fixed, so a second call on the same
@@ -38,8 +39,10 @@ for p in ${PARTS:-E W 1 2 C}; do
          python3 -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, 'GPUs', torch.cuda.device_count(), 'triton', triton.__version__)"
        } >> "$SUM" 2>&1 ;;
     W) batch warm "$WORK/base.jsonl" KH_TWO=1 -- ;;
-    1) batch "gpu1-$(date +%s)" "$WORK/copies.jsonl" CUDA_VISIBLE_DEVICES=0 -- ;;
-    2) batch "gpu2-$(date +%s)" "$WORK/copies.jsonl" KH_TWO=1 -- ;;
+    1|1:*) lanes=$([[ $p == *:* ]] && echo "${p#*:}")
+           batch "gpu1-l${lanes:-d}-$(date +%s)" "$WORK/copies.jsonl" CUDA_VISIBLE_DEVICES=0 KH_JUDGES_PER_DEVICE="$lanes" -- ;;
+    2|2:*) lanes=$([[ $p == *:* ]] && echo "${p#*:}")
+           batch "gpu2-l${lanes:-d}-$(date +%s)" "$WORK/copies.jsonl" KH_JUDGES_PER_DEVICE="$lanes" -- ;;
     Y) if [ ! -d /tmp/site/ray ]; then
          python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
            >> "$SUM" 2>&1 || echo "ray wheels: install failed" >> "$SUM"

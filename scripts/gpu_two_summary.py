@@ -102,14 +102,15 @@ def compare(runs_jsonl: str) -> None:
     differ = {k: sorted(map(str, v)) for k, v in verdicts.items() if len(v) > 1}
     print(f"verdicts over {len(runs)} runs: {len(verdicts)} kernels, "
           f"{len(verdicts) - len(differ)} with one verdict in every run and copy; differ: {differ or 'none'}")
-    one = [by[k] for k in by if k.startswith("gpu1")]
-    two = [by[k] for k in by if k.startswith("gpu2")]
-    if one and two:
-        r1 = statistics.mean(r["per_min"] for r in one if "per_min" in r)
-        r2 = statistics.mean(r["per_min"] for r in two if "per_min" in r)
-        a1 = statistics.mean(r["per_min_after_first"] for r in one if "per_min_after_first" in r)
-        a2 = statistics.mean(r["per_min_after_first"] for r in two if "per_min_after_first" in r)
-        print(f"two GPUs / one: {r2 / r1:.2f}x judged per minute from submission ({r2:.2f} vs {r1:.2f}); "
+    lanes = sorted({k.split("-")[1] for k in by if k.startswith(("gpu1-", "gpu2-"))})
+    for ln in lanes:  # the ratio at the same number of judging threads per GPU
+        one = [by[k] for k in by if k.startswith(f"gpu1-{ln}-") and "per_min" in by[k]]
+        two = [by[k] for k in by if k.startswith(f"gpu2-{ln}-") and "per_min" in by[k]]
+        if not (one and two):
+            continue
+        r1, r2 = (statistics.mean(r["per_min"] for r in x) for x in (one, two))
+        a1, a2 = (statistics.mean(r["per_min_after_first"] for r in x) for x in (one, two))
+        print(f"two GPUs / one ({ln}): {r2 / r1:.2f}x judged per minute from submission ({r2:.2f} vs {r1:.2f}); "
               f"{a2 / a1:.2f}x after the first verdict ({a2:.2f} vs {a1:.2f})")
 
 
