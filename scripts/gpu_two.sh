@@ -5,7 +5,7 @@
 #      Triton and inductor caches, so the runs below compare lanes, not compilers)
 #   1  the set COPIES times, GPU 0 only (CUDA_VISIBLE_DEVICES=0): one lane group
 #   2  the same units on both GPUs: one lane group and one device lock per GPU
-#   1:N, 2:N  the same with N judging threads per GPU (KH_JUDGES_PER_DEVICE; default 4 on GPUs)
+#   1:N, 2:N  the same with N judging threads per GPU (KH_JUDGES_PER_DEVICE; default: harness/executors/local.py)
 #   Y  the base set through --executor ray (GPUs as Ray resources; Ray carried as wheels, .whl/)
 #   C  the runs' verdicts compared (every kernel one verdict in every run and copy) and 2 / 1
 # PARTS picks them (default "E W 1 2 C"); HARNESS_CACHE is fixed, so a second call on the same

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -191,13 +192,24 @@ def test_build_workers_run_at_lower_cpu_priority_than_judging():
     assert seen["build"] >= seen["judge"] + 10 or seen["build"] == 19
 
 
-def test_a_second_judging_thread_overlaps_start_up_but_never_holds_the_device_with_another():
+@pytest.mark.parametrize(("cores", "devices", "want"), [
+    (16, ["cuda:0"], 6), (32, ["cuda:0", "cuda:1"], 6), (16, ["cuda:0", "cuda:1"], 4),
+    (8, ["cuda:0"], 4), (4, ["cuda:0"], 2), (2, ["cpu"], 2), (64, ["cpu"], 2)])
+def test_judging_threads_per_device_follow_the_cores_each_gpu_has(monkeypatch, cores, devices, want):
+    from harness.executors.local import default_judges_per_device
+
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    assert default_judges_per_device(devices) == want
+
+
+def test_a_second_judging_thread_overlaps_start_up_but_never_holds_the_device_with_another(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)  # an H100 box's share of cores per GPU
     rec = Recorder(build_s=0.0, judge_s=0.05, start_s=0.05)
     with executor(rec, workers=2) as ex:
-        assert ex.judges_per_device == 4  # the GPU default
+        assert ex.judges_per_device == 6  # the GPU default there
         out = [f.result(timeout=30) for f in [ex.submit(Task("op"), f"c{i}", EvalConfig(device="cuda:0"))
-                                               for i in range(8)]]
-    assert sorted(v.message for v in out) == sorted(f"c{i}" for i in range(8))
+                                               for i in range(12)]]
+    assert sorted(v.message for v in out) == sorted(f"c{i}" for i in range(12))
     assert rec.max_judging == 1  # the device is held by one judgement at a time
     assert rec.overlap >= 3  # while the next one's workers were starting
 
