@@ -14,33 +14,22 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from sandbox import arenahint, buildcache, opcount, refcache, rules, scan
+from sandbox import arenahint, buildcache, opcount, refcache, rules, scan, sol
 from sandbox.arena import CANDIDATE_REGIONS, REGIONS, Arena
 from sandbox.attribution import attribute
 from sandbox.candidate import Entry, entry_point
 from sandbox.checks import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.devicelock import device_lock
-from sandbox.isolation import Limits, get_launcher
+from sandbox.isolation import get_launcher
 from sandbox.isolation.base import SandboxUnavailable
 from sandbox.isolation.process import outer_uid
-from sandbox.judgeenv import _errors_first, cache_root, environment  # noqa: F401 (used by prebuild, attribution)
+from sandbox.judgeenv import _errors_first, cache_root, environment, worker_limits  # noqa: F401 (used by prebuild, attribution)
 from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
 from sandbox.task import Task, TaskError
 from sandbox.verdict import Mode, Status, Verdict, tolerance_evidence
 
 if TYPE_CHECKING:
     from sandbox.evaluate import EvalConfig
-
-
-def _mem_total() -> int:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 16 * 2**30
 
 
 WARM_SEED = 12345  # public: the warm-up calls are never checked
@@ -93,17 +82,7 @@ class Judge(Checks):
         if callable(check):
             check()  # IsolationUnavailable: a setup error, before any worker starts
         shared, own, trusted = buildcache.layout(cache_root(self.cfg), self.source)
-        cpu = not self.cfg.device.startswith("cuda")
-        ram = _mem_total()
-        if self.cfg.memory_limit_gb:
-            rss = int(self.cfg.memory_limit_gb * 2**30)
-        else:
-            rss = min(8 * 2**30, int(0.35 * ram)) if cpu else 64 * 2**30
-        # RLIMIT_AS (CPU only; CUDA reserves huge virtual ranges) is a backstop above the RSS
-        # watchdog: torch alone maps ~1-2 GiB of address space
-        limits = Limits(address_space_bytes=(min(16 * 2**30, max(rss + 4 * 2**30, int(0.5 * ram))) if cpu else None),
-                        rss_bytes=rss, wall_seconds=self.cfg.timeout_s, tmp_bytes=rss,
-                        **({"file_size_bytes": self.cfg.file_size_limit_bytes} if self.cfg.file_size_limit_bytes else {}))
+        limits, ram = worker_limits(self.cfg)
         hide = list(self.cfg.hidden_paths)
         self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits,
                                  persist=refcache.entry_dir(cache_root(self.cfg), self.task.source, self.cfg.device),
@@ -288,33 +267,13 @@ class Judge(Checks):
         time_candidate(self)
         self.v.durations_s["time"] = round(time.monotonic() - t, 3)
         self.check_monitor("timing")
-        self.speed_of_light(profile)
+        sol.judge_speed_of_light(self, profile)
         self.v.status, self.v.message = Status.VALID, "correct on all trials; timed"
         from sandbox import baselinebook
 
         for k, samples in self.book_pending.items():  # only a valid judgement's baselines are booked
             baselinebook.put(k, samples)
         return self.v
-
-    def speed_of_light(self, profile: str) -> None:
-        """% of the device's measured peaks (skipped when the task has no FLOPs/bytes formulas)."""
-        from sandbox import sol
-
-        flops, nbytes = self.task.work(profile)
-        if not (flops or nbytes) or "candidate" not in self.v.timings:
-            return
-        info, _ = self.ref.request("device_name")
-
-        def ask() -> dict[str, float] | None:
-            rep, _ = self.ref.request("peaks")
-            return rep.get("peaks") if rep.get("ok") else None
-
-        peaks = sol.load_or_measure(cache_root(self.cfg), info.get("device_name", "?"), info.get("torch", "?"), ask)
-        if peaks:
-            secs = self.v.timings["candidate"].median_us / 1e6
-            self.v.speed_of_light = {k: round(v, 3) for k, v in
-                                     sol.percent(flops, nbytes, secs, peaks, self.task.meta.dtype).items()}
-            self.v.evidence["peaks"] = peaks
 
     def close(self) -> None:
         req = {f"{w.role}.{op}": [n, round(sec, 3)] for w in (self.ref, self.cand) if w is not None

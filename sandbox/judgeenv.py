@@ -1,12 +1,13 @@
-"""What a verdict records about where it was judged, where builds go, and how a failure's log
-is shown: shared by the judge (sandbox/judge.py) and the build worker's driver
-(sandbox/prebuild.py), which must not import each other."""
+"""What a verdict records about where it was judged, where builds go, the judging workers'
+limits, and how a failure's log is shown: shared by the judge (sandbox/judge.py) and the build
+worker's driver (sandbox/prebuild.py), which must not import each other."""
 
 from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, Any
 
+from sandbox.isolation.base import Limits
 from sandbox.machine import fingerprint
 
 if TYPE_CHECKING:
@@ -19,6 +20,33 @@ def cache_root(config: EvalConfig) -> str:
     from sandbox.buildcache import default_root
 
     return str(default_root())
+
+
+def mem_total() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 16 * 2**30
+
+
+def worker_limits(cfg: EvalConfig) -> tuple[Limits, int]:
+    """(the judging workers' limits, this machine's memory in bytes)."""
+    cpu = not cfg.device.startswith("cuda")
+    ram = mem_total()
+    if cfg.memory_limit_gb:
+        rss = int(cfg.memory_limit_gb * 2**30)
+    else:
+        rss = min(8 * 2**30, int(0.35 * ram)) if cpu else 64 * 2**30
+    # RLIMIT_AS (CPU only; CUDA reserves huge virtual ranges) is a backstop above the RSS
+    # watchdog: torch alone maps ~1-2 GiB of address space
+    limits = Limits(address_space_bytes=(min(16 * 2**30, max(rss + 4 * 2**30, int(0.5 * ram))) if cpu else None),
+                    rss_bytes=rss, wall_seconds=cfg.timeout_s, tmp_bytes=rss,
+                    **({"file_size_bytes": cfg.file_size_limit_bytes} if cfg.file_size_limit_bytes else {}))
+    return limits, ram
 
 
 def environment(device: str, isolation: str) -> dict[str, Any]:

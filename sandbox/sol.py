@@ -87,3 +87,24 @@ def percent(flops: float | None, nbytes: float | None, seconds: float, peaks: di
     if flops and peak:
         out["pct_compute"] = 100.0 * flops / seconds / peak
     return out
+
+
+def judge_speed_of_light(j: Any, profile: str) -> None:
+    """% of the device's measured peaks for judge ``j``'s candidate (sandbox/judge.py; skipped
+    when the task has no FLOPs/bytes formulas)."""
+    from sandbox.judgeenv import cache_root
+
+    flops, nbytes = j.task.work(profile)
+    if not (flops or nbytes) or "candidate" not in j.v.timings:
+        return
+    info, _ = j.ref.request("device_name")
+
+    def ask() -> dict[str, float] | None:
+        rep, _ = j.ref.request("peaks")
+        return rep.get("peaks") if rep.get("ok") else None
+
+    peaks = load_or_measure(cache_root(j.cfg), info.get("device_name", "?"), info.get("torch", "?"), ask)
+    if peaks:
+        secs = j.v.timings["candidate"].median_us / 1e6
+        j.v.speed_of_light = {k: round(v, 3) for k, v in percent(flops, nbytes, secs, peaks, j.task.meta.dtype).items()}
+        j.v.evidence["peaks"] = peaks

@@ -308,22 +308,11 @@ def main(argv: list[str] | None = None) -> int:
     caches = {p: a.shared_cache or str(work / p) for p in ("stock", "cuts")}
     base = dict(mode=Mode.FEEDBACK, device=device, seed=0, baselines=("eager",), feedback_timing_s=a.timing_s,
                 profile="default" if device.startswith("cuda") else "small", timeout_s=900.0)
-    if a.rejudge:  # no load beside them: each variant alone, --repeat times
-        from sandbox.evaluate import evaluate
+    if a.rejudge:  # no load beside them: each variant alone, --repeat times (scripts/gpu_rejudge.py)
+        from gpu_rejudge import rejudge
 
-        cfg = EvalConfig(build_dir=str(work / "rejudge"), **base)
-        for k in [int(x) for x in a.rejudge.split(",")]:
-            src = make_candidates(lang, 1, offset=k)[0]
-            for r in range(a.repeat):
-                v = evaluate(task, src, cfg)
-                t = v.evidence.get("tail_us") or {}
-                print(json.dumps({"variant": k, "run": r, "status": v.status.value, "rule": v.rule,
-                                  "tail_excess_us": t.get("excess"), "tail_threshold_us": t.get("threshold"),
-                                  "confirmation_round": t.get("confirmation_round"),
-                                  "first_round": v.evidence.get("wall_clock_first_round"),
-                                  "median_us": v.timings["candidate"].median_us if "candidate" in v.timings else None,
-                                  "message": v.message[:160]}), flush=True)
-        return 0
+        return rejudge(task, lang, [int(x) for x in a.rejudge.split(",")], a.repeat,
+                       EvalConfig(build_dir=str(work / "rejudge"), **base))
     n_all = max(a.pipeline, a.serial)
     sources = make_candidates(lang, n_all)
     print(f"device {device} ({torch.cuda.get_device_name() if device.startswith('cuda') else 'cpu'}), "

@@ -6,7 +6,8 @@
 #   1  the set COPIES times, GPU 0 only (CUDA_VISIBLE_DEVICES=0): one lane group
 #   2  the same units on both GPUs: one lane group and one device lock per GPU
 #   1:N, 2:N  the same with N judging threads per GPU (KH_JUDGES_PER_DEVICE; default: harness/executors/local.py)
-#   Y  the base set through --executor ray (GPUs as Ray resources; Ray carried as wheels, .whl/)
+#   Y  the base set (RAY_SET=mixed: 7 of its rows) through --executor ray (GPUs as Ray resources,
+#      one judgement per GPU at a time; Ray carried as wheels in .whl/, scripts/ray_wheel.py)
 #   C  the runs' verdicts compared (every kernel one verdict in every run and copy) and 2 / 1
 # PARTS picks them (default "E W 1 2 C"); HARNESS_CACHE is fixed, so a second call on the same
 # warm machine reuses the caches. Summary in $OUT/summary.txt, runs in $OUT/runs.jsonl.
@@ -47,7 +48,7 @@ for p in ${PARTS:-E W 1 2 C}; do
          python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
            >> "$SUM" 2>&1 || echo "ray wheels: install failed" >> "$SUM"
        fi
-       batch ray "$WORK/base.jsonl" PYTHONPATH=/tmp/site RAY_AUTH_MODE=disabled -- --executor ray ;;
+       batch ray "$WORK/${RAY_SET:-base}.jsonl" PYTHONPATH=/tmp/site RAY_AUTH_MODE=disabled -- --executor ray ;;
     C) python3 scripts/gpu_two_summary.py compare "$RUNS" >> "$SUM" 2>&1 ;;
   esac
 done

@@ -1,7 +1,7 @@
 """The two-GPU measurement's bookkeeping (scripts/gpu_two.sh): manifests, one summary per run,
 and the comparison of the runs' verdicts.
 
-    python3 scripts/gpu_two_summary.py manifest DIR COPIES    # DIR/base.jsonl, DIR/copies.jsonl
+    python3 scripts/gpu_two_summary.py manifest DIR COPIES    # DIR/{base,mixed,copies}.jsonl
     python3 scripts/gpu_two_summary.py run NAME OUTDIR T0 RUNS_JSONL
     python3 scripts/gpu_two_summary.py compare RUNS_JSONL
 
@@ -23,6 +23,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 PROBE = "gpu_probe_38_one_gpu"
+MIXED = ("cuda_inline_relu_fast_math", "cuda_inline_softmax_pybind", "triton_relu", "triton_softmax_autotune",
+         "triton_matmul_tf32", "triton_partial_gemm_epilogue", PROBE)
 
 
 def _base() -> list[dict]:
@@ -49,6 +51,10 @@ def manifest(folder: str, copies: int) -> None:
     with open(os.path.join(folder, "base.jsonl"), "w") as f:
         for r in base:
             f.write(json.dumps({**r, "mode": "final", "device": "cuda"}) + "\n")
+    with open(os.path.join(folder, "mixed.jsonl"), "w") as f:  # one of each style and verdict, for slow runs
+        for r in base:
+            if r["id"] in MIXED:
+                f.write(json.dumps({**r, "mode": "final", "device": "cuda"}) + "\n")
     with open(os.path.join(folder, "copies.jsonl"), "w") as f:
         for k in range(copies):  # interleaved: each copy of the set in turn, as a user's folder would come
             for r in base:
