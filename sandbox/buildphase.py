@@ -89,10 +89,12 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
     order gives the same)."""
     import threading
 
+    from sandbox.devicelock import WARM_APART
     from sandbox.session import ProtocolViolation, WorkerDied
 
     b = type(j)(j.task, j.source, j.cfg)  # a Judge (not imported here: judge.py imports this module)
     b.opcount_path, b.entry, b.t0, b.deadline = j.opcount_path, j.entry, j.t0, j.deadline
+    b.ticket, b.lock_rank = j.ticket, WARM_APART  # the unit's place in line, behind judging pairs
     b.baseline_compile = False  # its reference only makes the warm-up calls' inputs
     t = time.monotonic()
     state: dict[str, object] = {"ok": True}

@@ -10,16 +10,15 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from sandbox import arenahint, buildcache, opcount, refcache, rules, scan, sol
+from sandbox import arenahint, buildcache, devicelock, opcount, refcache, rules, scan, sol
 from sandbox.arena import CANDIDATE_REGIONS, REGIONS, Arena
 from sandbox.attribution import attribute
 from sandbox.candidate import Entry, entry_point
 from sandbox.checks import Checks, ReferenceFailed, Reject, failure_status
-from sandbox.devicelock import device_lock
+from sandbox.devicelock import DeviceLock, device_lock
 from sandbox.isolation import get_launcher
 from sandbox.isolation.base import SandboxUnavailable
 from sandbox.isolation.process import outer_uid
@@ -66,7 +65,9 @@ class Judge(Checks):
         self.entry = Entry("ModelNew")  # the class judged (run() resolves it, sandbox/candidate.py)
         self.ref_call_s = 0.0  # the reference's slowest call so far (parent clock): per-call bounds
         self.hold_until: float | None = None  # CUDA: no request may run past this (the GPU-held bound)
-        self._lock: threading.Lock | None = None  # this device's lock, while held
+        self._lock: DeviceLock | None = None  # this device's lock, while held
+        self.ticket = devicelock.ticket()  # its place in line for the device (the oldest goes first)
+        self.lock_rank = devicelock.JUDGING  # the warm-apart worker's Judge waits behind judging pairs
         self._held_since = 0.0
         self.book_pending: dict[tuple[str, ...], list[float]] = {}  # baselines to book once valid (timing.py)
         self.phase = ""  # "import" or "warm" while buildphase.open_and_warm runs (its fallbacks)
@@ -117,7 +118,7 @@ class Judge(Checks):
         deadline moves by as much."""
         t = time.monotonic()
         self._lock = device_lock(self.cfg.device)
-        self._lock.acquire()
+        self._lock.acquire(self.lock_rank, self.ticket)
         self._held_since = time.monotonic()
         waited = self._held_since - t
         self.deadline += waited

@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from sandbox import devicelock
 from sandbox.verdict import Status
 from tests.evaluator.conftest import python_candidate, run
@@ -18,7 +20,7 @@ class RecordingLock:
     """The device lock, with the time each thread asked for it, got it and gave it back."""
 
     def __init__(self) -> None:
-        self.inner = threading.Lock()
+        self.inner = devicelock.DeviceLock()
         self.log: list[tuple[str, str, float]] = []
 
     def acquire(self, *a, **k) -> bool:
@@ -73,3 +75,81 @@ def test_concurrent_judgements_take_the_device_one_at_a_time(monkeypatch):
         assert abs(v.durations_s["exclusive"] - (lock.when(n, "free") - lock.when(n, "got"))) < 0.1
     # the second waited for the whole of the first one's hold, and that wait is on its record
     assert out[second].durations_s["queue"] >= out[first].durations_s["exclusive"] - 0.1
+
+
+def _contend(entries: list[tuple[str, int, int]]) -> list[str]:
+    """Threads that ask a held lock for the device with (name, rank, ticket), in this order;
+    the order in which they get it once it is released."""
+    lock = devicelock.DeviceLock()
+    lock.acquire()
+    got: list[str] = []
+
+    def one(name: str, rank: int, ticket: int) -> None:
+        lock.acquire(rank, ticket)
+        got.append(name)
+        time.sleep(0.01)
+        lock.release()
+
+    threads = []
+    for name, rank, ticket in entries:
+        th = threading.Thread(target=one, args=(name, rank, ticket))
+        th.start()
+        threads.append(th)
+        deadline = time.monotonic() + 10
+        while len(lock._waiting) < len(threads):  # each is in line before the next asks
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+    lock.release()
+    for th in threads:
+        th.join(10)
+    return got
+
+
+def test_a_judging_pair_gets_the_device_before_warm_apart_workers_that_asked_earlier():
+    """Six judging threads per GPU: warm-apart workers of newer units must not hold the GPU in turn
+    while an older unit's judging pair is ready (the first verdict of a batch waited behind them)."""
+    w, j = devicelock.WARM_APART, devicelock.JUDGING
+    order = _contend([("warm-5", w, 5), ("warm-3", w, 3), ("judge-4", j, 4), ("warm-1", w, 1), ("judge-2", j, 2)])
+    assert order == ["judge-2", "judge-4", "warm-1", "warm-3", "warm-5"]
+
+
+def test_a_waiter_that_is_interrupted_leaves_the_line():
+    """A wait cut short by an exception must not leave its place at the head of the line: the
+    device would then never be granted to anyone else."""
+    lock = devicelock.DeviceLock()
+    lock.acquire()
+    real_wait = lock._cv.wait
+
+    def wait(*a, **k):
+        if threading.current_thread().name == "victim":
+            raise KeyboardInterrupt
+        return real_wait(*a, **k)
+
+    lock._cv.wait = wait
+    caught: list[BaseException] = []
+
+    def victim() -> None:
+        try:
+            lock.acquire(devicelock.JUDGING, 0)  # would be first in line
+        except KeyboardInterrupt as e:
+            caught.append(e)
+
+    th = threading.Thread(target=victim, name="victim")
+    th.start()
+    th.join(10)
+    assert caught and not lock._waiting
+    got = threading.Event()
+
+    def later() -> None:
+        lock.acquire(devicelock.WARM_APART, 9)
+        got.set()
+        lock.release()
+
+    threading.Thread(target=later).start()
+    lock.release()
+    assert got.wait(10)
+    with pytest.raises(RuntimeError):
+        lock.release()  # not held
+    with lock:  # the context manager form (sandbox/attribution.py)
+        assert lock.locked()
+    assert not lock.locked()
