@@ -64,7 +64,7 @@ def manifest(folder: str, copies: int) -> None:
 def run(name: str, out: str, t0: float, runs_jsonl: str) -> None:
     want = expected()
     rows = [json.loads(x) for x in open(os.path.join(out, "results.jsonl")) if x.strip()]
-    held, done_at, lanes, agree, per = [], [], collections.Counter(), 0, {}
+    held, done_at, lanes, agree, per, waits, starts = [], [], collections.Counter(), 0, {}, [], []
     for row in rows:
         base = row["id"].split("#")[0]
         vf = row.get("verdict_file")
@@ -80,6 +80,8 @@ def run(name: str, out: str, t0: float, runs_jsonl: str) -> None:
         agree += ok
         if path:
             done_at.append(os.path.getmtime(path) - t0)
+            starts.append(done_at[-1] - d.get("total", 0.0))
+        waits.append(d.get("queue") or 0.0)
         per[row["id"]] = {"status": row["status"], "rule": row.get("rule"), "ok": ok,
                           "eager": row.get("speedup_eager"), "held": d.get("exclusive"),
                           "lane": (ev.get("executor") or {}).get("lane")}
@@ -92,7 +94,10 @@ def run(name: str, out: str, t0: float, runs_jsonl: str) -> None:
                  per_min=round(60 * len(rows) / times[-1], 2),
                  per_min_after_first=round(60 * (len(rows) - 1) / max(1e-9, times[-1] - times[0]), 2))
     if held:
-        s.update(held_median_s=round(statistics.median(held), 2), held_mean_s=round(statistics.mean(held), 2))
+        s.update(held_median_s=round(statistics.median(held), 2), held_mean_s=round(statistics.mean(held), 2),
+                 wait_median_s=round(statistics.median(waits), 2))
+        if times and starts:  # the share of the run's span some judgement held the GPU
+            s.update(gpu_busy=round(sum(held) / max(1e-9, times[-1] - min(starts)), 2))
     print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in s.items() if k != "run"))
     with open(runs_jsonl, "a") as f:
         f.write(json.dumps({**s, "verdicts": per}) + "\n")
