@@ -1,5 +1,9 @@
 """Make Ray's wheel small enough to carry to the device machine (its working-tree limit is 64 MiB).
 
+    # the device's Python is 3.12; .whl/ is git-ignored and travels with `carry: [".whl"]`
+    pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+        -d .whl ray==2.60.0 msgpack jsonschema jsonschema-specifications referencing rpds-py attrs
     python scripts/ray_wheel.py .whl/ray-2.60.0-cp312-cp312-manylinux2014_x86_64.whl
 
 Ray 2.60's wheel is 79 MB; 32 MB of it is the Java jar and a few more are libraries the Ray
