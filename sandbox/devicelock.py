@@ -1,4 +1,5 @@
-"""One judgement at a time on each device, within one harness process.
+"""One judgement at a time on each device: within one harness process, and for a GPU also
+across the processes of this machine.
 
 A judgement holds its device's lock from the moment its two workers are up (before the
 candidate is imported: import-time code may already use the GPU) until both workers are gone,
@@ -11,12 +12,21 @@ threads per device therefore overlaps the next judgement's start-up with the cur
 checks and timing, and timings stay exclusive.
 
 CPU judgements take the ``cpu`` lock for the same reason: host timers measure the same cores.
+
+A GPU's lock is also an ``flock`` on a file named after the GPU as the driver knows it (its
+``CUDA_VISIBLE_DEVICES`` entry), so two harness processes on one machine (two ``harness eval``
+runs, or Ray's judge tasks, which are separate processes sharing a GPU) never time on it at the
+same time. The kernel drops it when the holder dies.
 """
 
 from __future__ import annotations
 
+import fcntl
 import heapq
 import itertools
+import os
+import re
+import tempfile
 import threading
 
 JUDGING, WARM_APART = 0, 1  # who waits: a judgement's judging pair goes before a warm-apart worker
@@ -31,9 +41,10 @@ class DeviceLock:
     in turn before any judgement that was ready went on (H100, session 11: the first verdict of a
     fresh batch at 58 s, judgements waiting 17-22 s)."""
 
-    def __init__(self) -> None:
+    def __init__(self, device: str = "cpu") -> None:
         self._cv = threading.Condition(threading.Lock())
         self._held = False
+        self._device, self._fd = device, -1  # a GPU's machine-wide lock (file_for), while held
         self._waiting: list[tuple[int, int, int]] = []  # (rank, ticket, unique)
         self._unique = itertools.count()
 
@@ -51,12 +62,26 @@ class DeviceLock:
                 raise
             heapq.heappop(self._waiting)
             self._held = True
+        # then the other processes' judgements on this GPU; named at each acquisition: a Ray
+        # worker process runs tasks on different GPUs in turn (CUDA_VISIBLE_DEVICES per task)
+        path = file_for(self._device)
+        if path is not None:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except BaseException:
+                self.release()
+                raise
+            self._fd = fd
         return True
 
     def release(self) -> None:
         with self._cv:
             if not self._held:
                 raise RuntimeError("release of a device lock that is not held")
+            if self._fd >= 0:
+                os.close(self._fd)  # drops the flock
+                self._fd = -1
             self._held = False
             self._cv.notify_all()
 
@@ -88,6 +113,23 @@ def key(device: str) -> str:
     return "cpu"
 
 
+def file_for(device: str) -> str | None:
+    """The machine-wide lock file of a GPU: named after its entry in this process's
+    CUDA_VISIBLE_DEVICES (the index when unset), in KH_DEVICE_LOCK_DIR or the temp dir."""
+    k = key(device)
+    if not k.startswith("cuda"):
+        return None
+    index = int(k.split(":", 1)[1])
+    seen = [x.strip() for x in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if x.strip()]
+    name = seen[index] if index < len(seen) else str(index)
+    top = os.environ.get("KH_DEVICE_LOCK_DIR") or os.path.join(tempfile.gettempdir(), "kh-device-locks")
+    os.makedirs(top, mode=0o777, exist_ok=True)
+    return os.path.join(top, "gpu-" + re.sub(r"[^A-Za-z0-9._-]", "_", name) + ".lock")
+
+
 def device_lock(device: str) -> DeviceLock:
     with _GUARD:
-        return _LOCKS.setdefault(key(device), DeviceLock())
+        k = key(device)
+        if k not in _LOCKS:
+            _LOCKS[k] = DeviceLock(k)
+        return _LOCKS[k]

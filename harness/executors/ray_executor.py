@@ -5,7 +5,9 @@
 
 Per candidate: a build task (``num_cpus=1``; ``sandbox.prebuild.prebuild`` in a sandboxed
 build-only worker on whichever node Ray picks), then, unless the build was a compile error,
-a judge task (``num_gpus=1`` for CUDA configs) pinned softly to the node that built it, so
+a judge task (for CUDA configs a 1/k share of a GPU, k judging threads per GPU as the local
+executor has them; one of them holds the GPU at a time through the machine-wide device lock,
+sandbox/devicelock.py, while the others start their workers) pinned softly to the node that built it, so
 the judge finds the extension in that node's build cache. Results come back to the driver
 (the process that owns the results store); the store is never written by Ray workers. Ray
 re-runs a task whose worker or node died (``max_retries``); a candidate's failure is a
@@ -94,6 +96,10 @@ class RayExecutor:
                 # (a judgement holds its device; sandbox/devicelock.py is per process)
                 kw.setdefault("num_gpus", _visible_gpus())
             ray.init(**kw)
+        from harness.executors.local import default_judges_per_device, default_timing_devices
+
+        self.judges_per_gpu = max(1, int(os.environ.get("KH_JUDGES_PER_DEVICE") or
+                                         default_judges_per_device(default_timing_devices())))
         # the cuts run where the work runs: once per Ray worker process (_maybe_cuts)
         self._build = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_build_task)
         self._judge = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_judge_task)
@@ -128,7 +134,9 @@ class RayExecutor:
             res.verdict.evidence.setdefault("executor", {"name": self.name, "timing_slot": False})
             self.stats.mark_done()
             return res.verdict
-        opts: dict[str, Any] = {"num_gpus": 1 if config.device.startswith("cuda") else 0}
+        # a share of a GPU: several judge tasks start their workers on one GPU while one of them
+        # holds it (the device lock is machine-wide for GPUs: sandbox/devicelock.py)
+        opts: dict[str, Any] = {"num_gpus": 1 / self.judges_per_gpu if config.device.startswith("cuda") else 0}
         if node:
             opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=True)
         t0 = time.monotonic()

@@ -153,3 +153,48 @@ def test_a_waiter_that_is_interrupted_leaves_the_line():
     with lock:  # the context manager form (sandbox/attribution.py)
         assert lock.locked()
     assert not lock.locked()
+
+
+_HOLD = """
+import os, sys, time
+sys.path.insert(0, {repo!r})
+from sandbox import devicelock
+lock = devicelock.device_lock("cuda:1")
+lock.acquire()
+t0 = time.time()
+time.sleep(0.6)
+t1 = time.time()
+lock.release()
+print(t0, t1)
+"""
+
+
+def test_a_gpu_is_held_by_one_process_of_the_machine_at_a_time(tmp_path, monkeypatch):
+    """Two harness processes (or Ray's judge tasks sharing a GPU) judging on the same GPU: their
+    holds never overlap. No GPU is touched: the lock is a file named after the GPU."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**__import__("os").environ, "KH_DEVICE_LOCK_DIR": str(tmp_path), "CUDA_VISIBLE_DEVICES": "3,GPU-x/y"}
+    code = _HOLD.format(repo=str(Path(__file__).resolve().parents[2]))
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    spans = sorted(tuple(map(float, p.communicate(timeout=60)[0].split())) for p in procs)
+    assert all(p.returncode == 0 for p in procs)
+    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        assert start >= end, spans  # one after the other
+    assert [p.name for p in tmp_path.iterdir()] == ["gpu-GPU-x_y.lock"]  # cuda:1 is the second visible GPU
+    monkeypatch.setenv("KH_DEVICE_LOCK_DIR", str(tmp_path))
+    assert devicelock.file_for("cpu") is None  # CPU judgements: this process only
+
+
+def test_a_gpu_lock_is_named_when_taken_not_when_made(tmp_path, monkeypatch):
+    """A Ray worker process runs tasks on different GPUs in turn: the same in-process lock must
+    take the file of the GPU this task was given."""
+    monkeypatch.setenv("KH_DEVICE_LOCK_DIR", str(tmp_path))
+    lock = devicelock.DeviceLock("cuda:0")
+    for gpu in ("0", "1"):
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", gpu)
+        with lock:
+            assert (tmp_path / f"gpu-{gpu}.lock").exists()
