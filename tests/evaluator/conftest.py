@@ -58,3 +58,34 @@ class ModelNew(nn.Module):
 @pytest.fixture(scope="session")
 def add_task():
     return load_task(ADD_TASK)
+
+
+class RefusedStart(Exception):
+    pass
+
+
+class RecordingLauncher:
+    """A launcher that records the worker spec a WorkerSession built and refuses to start it:
+    what the session would hand the real launcher (environment, argv), nothing started."""
+
+    inherits_fds = True
+
+    def __init__(self) -> None:
+        self.spec = None
+
+    def start(self, spec):
+        self.spec = spec
+        raise RefusedStart
+
+
+def session_spec(role: str, device: str, cache_root: str | None = None, **kw):
+    """The WorkerSpec a WorkerSession for ``role`` on ``device`` would start."""
+    import time
+
+    from sandbox.isolation.base import Limits
+    from sandbox.session import WorkerSession
+
+    launcher = RecordingLauncher()
+    with pytest.raises(RefusedStart):
+        WorkerSession(role, launcher, device, cache_root, time.monotonic() + 10, Limits(), **kw)
+    return launcher.spec

@@ -5,12 +5,11 @@ judgement is being timed, and code written for 'cuda' runs on the GPU it was han
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
 
-from sandbox.isolation.base import Limits
-from sandbox.session import WorkerSession, one_gpu_view
+from sandbox.session import one_gpu_view
+from tests.evaluator.conftest import session_spec
 
 
 @pytest.mark.parametrize(
@@ -33,29 +32,9 @@ def test_a_gpu_this_process_does_not_see_is_a_clear_error():
         one_gpu_view("cuda:2", {"CUDA_VISIBLE_DEVICES": "4,5"})
 
 
-class _Refuse(Exception):
-    pass
-
-
-class _RecordingLauncher:
-    """Stands in front of the real launch only to read the spec the session built."""
-
-    inherits_fds = True
-
-    def __init__(self) -> None:
-        self.spec = None
-
-    def start(self, spec):
-        self.spec = spec
-        raise _Refuse
-
-
 def test_the_session_starts_the_worker_on_its_gpu_alone(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")
-    launcher = _RecordingLauncher()
-    with pytest.raises(_Refuse):
-        WorkerSession("candidate", launcher, "cuda:1", None, time.monotonic() + 10, Limits())
-    spec = launcher.spec
+    spec = session_spec("candidate", "cuda:1")
     assert spec.env["CUDA_VISIBLE_DEVICES"] == "7"
     assert spec.argv[spec.argv.index("--device") + 1] == "cuda:0"
     assert spec.gpu

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
 from sandbox import tritoncache
-from sandbox.isolation.base import Limits
-from sandbox.session import WorkerSession
 from sandbox.tritoncache import RO_ENV, OverlayCacheManager
+from tests.evaluator.conftest import session_spec
 
 
 def _tree(top):
@@ -76,27 +74,8 @@ def test_no_private_directory_is_a_clear_error(tiers, monkeypatch):
         OverlayCacheManager("KEYA")
 
 
-class _Refuse(Exception):
-    pass
-
-
-class _RecordingLauncher:
-    inherits_fds = True
-
-    def __init__(self) -> None:
-        self.spec = None
-
-    def start(self, spec):
-        self.spec = spec
-        raise _Refuse
-
-
 def _env(role, device, cache_ro, tmp_path):
-    launcher = _RecordingLauncher()
-    with pytest.raises(_Refuse):
-        WorkerSession(role, launcher, device, str(tmp_path / "own"), time.monotonic() + 10, Limits(),
-                      cache_ro=cache_ro)
-    return launcher.spec
+    return session_spec(role, device, str(tmp_path / "own"), cache_ro=cache_ro)
 
 
 def test_a_judging_worker_built_apart_gets_the_overlay(tmp_path):
