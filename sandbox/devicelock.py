@@ -66,10 +66,13 @@ class DeviceLock:
         # worker process runs tasks on different GPUs in turn (CUDA_VISIBLE_DEVICES per task)
         path = file_for(self._device)
         if path is not None:
+            fd = -1
             try:
                 fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
                 fcntl.flock(fd, fcntl.LOCK_EX)
             except BaseException:
+                if fd >= 0:
+                    os.close(fd)
                 self.release()
                 raise
             self._fd = fd
@@ -113,6 +116,13 @@ def key(device: str) -> str:
     return "cpu"
 
 
+def visible_entry(index: int, env: dict[str, str] | os._Environ[str]) -> str | None:
+    """The ``index``-th entry of ``env``'s CUDA_VISIBLE_DEVICES (an id or a UUID: the GPU as the
+    driver knows it); None when it is unset or has no such entry."""
+    seen = [x.strip() for x in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if x.strip()]
+    return seen[index] if index < len(seen) else None
+
+
 def file_for(device: str) -> str | None:
     """The machine-wide lock file of a GPU: named after its entry in this process's
     CUDA_VISIBLE_DEVICES (the index when unset), in KH_DEVICE_LOCK_DIR or the temp dir."""
@@ -120,8 +130,7 @@ def file_for(device: str) -> str | None:
     if not k.startswith("cuda"):
         return None
     index = int(k.split(":", 1)[1])
-    seen = [x.strip() for x in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if x.strip()]
-    name = seen[index] if index < len(seen) else str(index)
+    name = visible_entry(index, os.environ) or str(index)
     top = os.environ.get("KH_DEVICE_LOCK_DIR") or os.path.join(tempfile.gettempdir(), "kh-device-locks")
     os.makedirs(top, mode=0o777, exist_ok=True)
     return os.path.join(top, "gpu-" + re.sub(r"[^A-Za-z0-9._-]", "_", name) + ".lock")

@@ -96,14 +96,17 @@ def one_gpu_view(device: str, env: dict[str, str]) -> tuple[str, str | None]:
     being timed, and kernels written for 'cuda' (the field's habit) run on the GPU they were
     given. N counts the GPUs this process sees, so it maps through our own CUDA_VISIBLE_DEVICES.
     'cuda' (no index) and CPU devices are left as they are."""
+    from sandbox.devicelock import visible_entry
+
     if not device.startswith("cuda:"):
         return device, None
     index = int(device.split(":", 1)[1])
-    seen = [x.strip() for x in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if x.strip()]
-    if "CUDA_VISIBLE_DEVICES" in env and index >= len(seen):
+    entry = visible_entry(index, env)
+    if entry is None and "CUDA_VISIBLE_DEVICES" in env:
+        seen = [x.strip() for x in env["CUDA_VISIBLE_DEVICES"].split(",") if x.strip()]
         raise ValueError(f"device {device!r}: this process sees GPUs {seen} (CUDA_VISIBLE_DEVICES); "
                          f"name one of cuda:0..cuda:{max(0, len(seen) - 1)}")
-    return "cuda:0", seen[index] if seen else str(index)
+    return "cuda:0", entry if entry is not None else str(index)
 
 
 @functools.lru_cache(maxsize=1)

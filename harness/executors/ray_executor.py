@@ -58,12 +58,6 @@ def _judge_task(task: Task, source: str, config: EvalConfig, cuts: bool) -> Verd
     return evaluate(task, source, config)
 
 
-def _visible_gpus() -> int:
-    from harness.executors.local import default_timing_devices
-
-    return sum(d.startswith("cuda") for d in default_timing_devices())
-
-
 class RayExecutor:
     name = "ray"
 
@@ -81,6 +75,9 @@ class RayExecutor:
         for k in ("HARNESS_CACHE", "TORCH_CUDA_ARCH_LIST"):
             if os.environ.get(k):
                 env_vars[k] = os.environ[k]
+        from harness.executors.local import default_judges_per_device, default_timing_devices
+
+        devices = default_timing_devices()
         self._own = not ray.is_initialized()
         if self._own:
             # a loaded machine starts Ray's agents slowly; the raylet's default wait (seconds) fails there
@@ -92,14 +89,10 @@ class RayExecutor:
             else:
                 if num_cpus is not None:
                     kw["num_cpus"] = num_cpus
-                # the GPUs this process sees, as Ray resources: one judge task per GPU at a time
-                # (a judgement holds its device; sandbox/devicelock.py is per process)
-                kw.setdefault("num_gpus", _visible_gpus())
+                # the GPUs this process sees, as Ray resources (told: Ray's own count can miss them)
+                kw.setdefault("num_gpus", sum(d.startswith("cuda") for d in devices))
             ray.init(**kw)
-        from harness.executors.local import default_judges_per_device, default_timing_devices
-
-        self.judges_per_gpu = max(1, int(os.environ.get("KH_JUDGES_PER_DEVICE") or
-                                         default_judges_per_device(default_timing_devices())))
+        self.judges_per_gpu = max(1, int(os.environ.get("KH_JUDGES_PER_DEVICE") or default_judges_per_device(devices)))
         # the cuts run where the work runs: once per Ray worker process (_maybe_cuts)
         self._build = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_build_task)
         self._judge = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_judge_task)
