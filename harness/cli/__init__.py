@@ -25,6 +25,22 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        """Errors a user fixes (harness/usererror.py) as one line and exit 2, never a traceback."""
+        from harness.usererror import UserError, path_message
+
+        try:
+            return super().invoke(ctx)
+        except UserError as e:
+            click.echo(f"harness: {e}", err=True)
+            ctx.exit(2)
+        except OSError as e:
+            msg = path_message(e)
+            if msg is None:
+                raise
+            click.echo(f"harness: {msg}", err=True)
+            ctx.exit(2)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 

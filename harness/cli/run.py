@@ -186,7 +186,9 @@ def cli(
         report = run(cfg)
     except (UnknownMethod, TaskSelectionError) as e:
         raise click.UsageError(str(e)) from e
-    except (ValueError, StoreError) as e:  # e.g. a resumed run given another --rules
+    except StoreError:  # an unusable --results, a resumed run given another --rules: one line, exit 2
+        raise
+    except ValueError as e:
         raise click.ClickException(str(e)) from e
     click.echo(report.table())
     click.echo(

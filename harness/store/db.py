@@ -16,12 +16,30 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.store.schema import MIGRATIONS, SCHEMA_VERSION
+from harness.usererror import UserError
 
 DB_NAME = "harness.sqlite"
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-class StoreError(RuntimeError):
+class StoreError(RuntimeError, UserError):
     pass
+
+
+def check_sqlite_file(path: Path) -> None:
+    """Refuse a file that is not a SQLite database, before SQLite touches it (it is never
+    overwritten: a results store is the only copy of a run)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise StoreError(f"{path}: cannot read the results store ({e.strerror}); "
+                         "check its permissions or pass another --results folder") from None
+    if head and head != SQLITE_MAGIC:
+        raise StoreError(f"{path}: not a SQLite results store (it was left untouched); move it away "
+                         "or pass another --results folder")
 
 
 def utcnow() -> str:
@@ -31,11 +49,21 @@ def utcnow() -> str:
 class Store:
     def __init__(self, results_dir: str | Path):
         self.dir = Path(results_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"{self.dir}: cannot create the results folder ({e.strerror}); "
+                             "pass --results a folder you can write") from None
         self.path = self.dir / DB_NAME
         self.readonly = False
         self._local = threading.local()
-        self._migrate()
+        check_sqlite_file(self.path)
+        try:
+            self._migrate()
+        except sqlite3.DatabaseError as e:  # OperationalError too: unwritable, locked, malformed
+            self.close()
+            raise StoreError(f"{self.path}: cannot open the results store ({e}); "
+                             "pass --results a folder you can write, or move a damaged file away") from None
 
     @classmethod
     def read_only(cls, path: str | Path) -> Store:
@@ -50,6 +78,7 @@ class Store:
             raise FileNotFoundError(
                 f"{p}: no results store there (pass a results folder or its {DB_NAME})"
             )
+        check_sqlite_file(p)
         self = cls.__new__(cls)
         self.dir, self.path, self.readonly = p.parent, p, True
         self._local = threading.local()

@@ -63,7 +63,7 @@ def test_a_resumed_run_refuses_another_rule_set_naming_the_flag(tmp_path):
         _run(tmp_path, "strict", "r")
     res = CliRunner().invoke(main, ["run", "--method", "best-of-n", "--ops", "relu", "--device", "cpu",
                                     "--results", str(tmp_path), "--run-id", "r", "--budget", "1"])
-    assert res.exit_code == 1 and "--rules partial" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 2 and "--rules partial" in res.output and "Traceback" not in res.output
 
 
 def test_an_old_store_opens_with_its_runs_and_verdicts_on_the_strict_track(tmp_path):
