@@ -68,12 +68,15 @@ def validate_cmd(folder: Path, no_import: bool, as_json: bool) -> None:
     "--kernels", is_flag=True, help="An evaluation-only entry (precomputed kernels/<op>.py)."
 )
 @click.option("--author", default=None, help="Author line (default: git config user.name).")
-def new_cmd(name: str, root: Path, kernels: bool, author: str | None) -> None:
+@click.option("--description", default=None,
+              help="One or two sentences: what the method does differently (default: a placeholder "
+                   "that `submit validate` refuses until you replace it).")
+def new_cmd(name: str, root: Path, kernels: bool, author: str | None, description: str | None) -> None:
     """Create submissions/NAME/ with a manifest and a working plugin template."""
     from harness.submissions.scaffold import scaffold
 
     try:
-        folder = scaffold(name, root, kernels=kernels, author=author or _git_author())
+        folder = scaffold(name, root, kernels=kernels, author=author or _git_author(), description=description)
     except ValueError as e:
         raise click.ClickException(str(e)) from e
     click.echo(f"created {folder}/")

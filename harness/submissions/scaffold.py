@@ -11,12 +11,19 @@ from pathlib import Path
 
 from harness.submissions.spec import NAME_RE
 
+# what a fresh scaffold holds until its author fills it in: `harness submit validate` refuses these
+PLACEHOLDER_AUTHOR = "Your Name"
+PLACEHOLDER_DESCRIPTIONS = (
+    "One or two sentences: what this method does differently.",
+    "Where these kernels come from (method, model, search budget).",
+)
+
 TOML_METHOD = """\
 # Submission manifest: `harness submit validate {folder}` checks every field.
 [submission]
 name = "{name}"
 authors = ["{author}"]
-description = "One or two sentences: what this method does differently."
+description = "{desc_method}"
 paper = ""          # https://arxiv.org/abs/... (optional)
 code = ""           # https://github.com/... (optional)
 license = "MIT"
@@ -38,7 +45,7 @@ TOML_KERNELS = """\
 [submission]
 name = "{name}"
 authors = ["{author}"]
-description = "Where these kernels come from (method, model, search budget)."
+description = "{desc_kernels}"
 paper = ""
 code = ""
 license = "MIT"
@@ -103,7 +110,8 @@ def _runtime(verdict):
 
 
 def scaffold(
-    name: str, root: str | Path = "submissions", *, kernels: bool = False, author: str = "Your Name"
+    name: str, root: str | Path = "submissions", *, kernels: bool = False, author: str = PLACEHOLDER_AUTHOR,
+    description: str | None = None
 ) -> Path:
     """Create ``root/name/``; raise ValueError (with the fix) when the name or folder is unusable."""
     if not NAME_RE.match(name):
@@ -120,6 +128,8 @@ def scaffold(
         "author": author.replace('"', "'"),
         "folder": folder,
         "cls": "".join(w.capitalize() for w in name.split("-")) + "Method",
+        "desc_method": (description or PLACEHOLDER_DESCRIPTIONS[0]).replace('"', "'"),
+        "desc_kernels": (description or PLACEHOLDER_DESCRIPTIONS[1]).replace('"', "'"),
     }
     if kernels:
         (folder / "submission.toml").write_text(TOML_KERNELS.format(**fmt))

@@ -13,6 +13,7 @@ import tomllib
 from pathlib import Path
 
 from harness.submissions.methodcheck import _check_method, _suggest, known_ops  # noqa: F401 - known_ops is public here
+from harness.submissions.scaffold import PLACEHOLDER_AUTHOR, PLACEHOLDER_DESCRIPTIONS
 from harness.submissions.spec import (
     NAME_RE,
     SCHEMA,
@@ -145,8 +146,24 @@ def _check_submission(folder: Path, sub) -> list[Problem]:
                 'write authors = ["Ada Lovelace <ada@example.org>"]',
             )
         )
+    if isinstance(authors, list) and PLACEHOLDER_AUTHOR in authors:
+        out.append(
+            Problem(
+                "submission.authors",
+                f"still the template's placeholder {PLACEHOLDER_AUTHOR!r}",
+                'write the real names: authors = ["Ada Lovelace <ada@example.org>"]',
+            )
+        )
     desc = sub.get("description")
-    if not isinstance(desc, str) or not desc.strip():
+    if isinstance(desc, str) and desc.strip() in PLACEHOLDER_DESCRIPTIONS:
+        out.append(
+            Problem(
+                "submission.description",
+                "still the template's placeholder text",
+                "say in one or two sentences what your method does differently",
+            )
+        )
+    elif not isinstance(desc, str) or not desc.strip():
         out.append(
             Problem(
                 "submission.description",

@@ -35,8 +35,14 @@ def fields(folder: Path, **kw) -> set[str]:
     return {p.field for p in problems}
 
 
-def test_scaffolded_method_submission_validates_clean(tmp_path):
+def test_scaffolded_method_submission_validates_once_its_placeholders_are_filled(tmp_path):
     folder = scaffold("my-idea", tmp_path)
+    spec, problems = validate_submission(folder)
+    assert [p.field for p in problems] == ["submission.authors", "submission.description"]
+    assert all("placeholder" in p.message for p in problems)
+    toml = folder / "submission.toml"
+    toml.write_text(toml.read_text().replace('"Your Name"', '"Ada Lovelace"')
+                    .replace("One or two sentences: what this method does differently.", "Plans, then codes."))
     spec, problems = validate_submission(folder)
     assert problems == [] and spec.kind == "method" and spec.entry == "plugin:MyIdeaMethod"
 
@@ -135,12 +141,18 @@ def test_cli_validate_prints_every_problem_with_its_fix_and_exits_1(tmp_path):
 
 def test_cli_new_then_validate_through_the_real_command(tmp_path):
     env_cmd = [sys.executable, "-m", "harness", "submit"]
-    out = subprocess.run([*env_cmd, "new", "fresh-idea", "--dir", str(tmp_path), "--author", "Ada"],
+    out = subprocess.run([*env_cmd, "new", "fresh-idea", "--dir", str(tmp_path), "--author", "Ada",
+                          "--description", "Plans first, then codes."],
                          capture_output=True, text=True, cwd=REPO, timeout=120)
     assert out.returncode == 0, out.stderr
     ok = subprocess.run([*env_cmd, "validate", str(tmp_path / "fresh-idea")], capture_output=True, text=True,
                         cwd=REPO, timeout=120)
     assert ok.returncode == 0 and "OK" in ok.stdout
+    subprocess.run([*env_cmd, "new", "placeholder-idea", "--dir", str(tmp_path), "--author", "Ada"],
+                   capture_output=True, text=True, cwd=REPO, timeout=120, check=True)
+    held = subprocess.run([*env_cmd, "validate", str(tmp_path / "placeholder-idea")], capture_output=True,
+                          text=True, cwd=REPO, timeout=120)
+    assert held.returncode == 1 and "submission.description" in held.stderr and "placeholder" in held.stderr
     again = CliRunner().invoke(submit_cli, ["new", "fresh-idea", "--dir", str(tmp_path)])
     assert again.exit_code != 0 and "already exists" in again.output
     bad = CliRunner().invoke(submit_cli, ["new", "Bad_Name", "--dir", str(tmp_path)])
@@ -207,7 +219,10 @@ def test_example_submission_runs_through_harness_run_with_the_offline_model(tmp_
 
 
 def test_scaffolded_kernels_entry_asks_for_its_first_kernel_file(tmp_path):
-    folder = scaffold("my-kernels", tmp_path, kernels=True)
+    folder = scaffold("my-kernels", tmp_path, kernels=True, author="Ada Lovelace")
+    toml = folder / "submission.toml"
+    toml.write_text(toml.read_text().replace("Where these kernels come from (method, model, search budget).",
+                                             "Best-of-8 from gpt-4.1."))
     _, problems = validate_submission(folder)
     assert [p.field for p in problems] == ["method.kernels"] and "no .py files" in problems[0].message
     (folder / "kernels" / "relu.py").write_text(MODELNEW)
