@@ -202,6 +202,18 @@ def test_registry_resolves_a_submission_folder_by_name(monkeypatch):
         registry.get_method("plan-then-cod")
 
 
+def test_a_submission_folder_path_works_from_any_folder(tmp_path, monkeypatch):
+    """CONTRIBUTING.md: `--method path/to/folder` works from anywhere (no ./submissions there)."""
+    from harness.methods import registry
+
+    monkeypatch.delenv("HARNESS_SUBMISSIONS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(registry.UnknownMethod):
+        registry.get_method("plan-then-code")
+    method = registry.get_method(str(REPO / "submissions" / "plan-then-code"))
+    assert method.name == "plan-then-code"
+
+
 def test_invalid_folder_does_not_load(tmp_path):
     folder = write(tmp_path / "sub", '[submission]\nname = "sub"\n')
     with pytest.raises(SubmissionError, match="submission.authors"):
