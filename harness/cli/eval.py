@@ -114,9 +114,10 @@ def cli(
 
     if unsafe_no_isolation:
         os.environ["HARNESS_UNSAFE_NO_ISOLATION"] = "1"
+    from harness.env.devices import resolve_device
     from sandbox.contract import CandidateError, TaskError, evaluate, load_task
 
-    device = device or _default_device()
+    device = resolve_device(device)
     if device == "cpu" and not as_json:
         click.echo(
             "warning: CPU evaluation uses host timers; its timings are for tests only", err=True

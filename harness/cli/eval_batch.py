@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from harness.cli.evalopts import default_device, eval_options
+from harness.cli.evalopts import eval_options
 
 
 @click.command("eval-batch")
@@ -107,12 +107,14 @@ def cli(
 
     if jobs is not None and jobs < 0:
         raise click.UsageError("--jobs must be >= 0")
+    from harness.env.devices import resolve_device
+
+    device = resolve_device(device)
     try:
         kind, pairs, ignored = discover(source, reference=reference, kernelbench=kernelbench)
     except BatchInputError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
-    device = device or default_device()
     if ignored and not quiet:
         shown = ", ".join(str(p) for p in ignored[:3]) + (" ..." if len(ignored) > 3 else "")
         click.echo(f"note: {len(ignored)} file(s) fit no tree layout, ignored: {shown}", err=True)

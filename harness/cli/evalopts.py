@@ -20,12 +20,9 @@ if TYPE_CHECKING:
     from sandbox.contract import EvalConfig, Task
 
 def default_device() -> str:
-    try:
-        import torch
+    from harness.env.devices import resolve_device
 
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    except Exception:  # noqa: BLE001
-        return "cpu"
+    return resolve_device(None)
 
 
 def eval_options(after_mode: Sequence[Callable[[Any], Any]] = ()) -> Callable[[Any], Any]:

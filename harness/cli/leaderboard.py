@@ -91,6 +91,10 @@ def verify_cmd(results, lb_path, device, sandbox, entries, ops, as_json) -> None
     its speedup still holds within the recorded CI."""
     from harness.leaderboard.verify import load_leaderboard, verify
 
+    if device is not None:
+        from harness.env.devices import resolve_device
+
+        device = resolve_device(device)
     lb = load_leaderboard(list(results), lb_path)
     report = verify(lb, device=device, sandbox=sandbox, entries=set(entries), ops=set(ops),
                     progress=lambda s: click.echo(s, err=True))  # fmt: skip

@@ -40,9 +40,8 @@ from harness.methods.base import Budget
 )
 @click.option(
     "--device",
-    type=click.Choice(["cuda", "cpu"]),
     default=None,
-    help="Where candidates run (default: cuda when available).",
+    help="cuda | cuda:N | cpu: where candidates run (default: cuda when available).",
 )
 @click.option(
     "--results",
@@ -137,17 +136,9 @@ def cli(
         raise click.UsageError(
             "choose the ops: --suite smoke (or level1, full) or --ops relu,softmax"
         )
-    if device is None:
-        import torch
+    from harness.env.devices import resolve_device
 
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            raise click.UsageError(
-                "--device cuda: no CUDA GPU visible to torch here; use --device cpu"
-            )
+    device = resolve_device(device)
     if jobs < 1:
         raise click.UsageError("--jobs must be >= 1")
     llm_spec = llm_spec or "offline"
