@@ -33,8 +33,12 @@ def eval_options(after_mode: Sequence[Callable[[Any], Any]] = ()) -> Callable[[A
         click.option("--mode", type=click.Choice(["feedback", "final"]), default="final", show_default=True),
         *after_mode,
         click.option("--sandbox", type=click.Choice(["process", "docker"]), default="process",
-                     show_default=True),
-        click.option("--allow-torch-ops", is_flag=True, help="Research use: let torch compute (recorded)."),
+                     show_default=True, help="Where the candidate is judged: process = the namespace/seccomp "
+                     "jail, docker = a container."),
+        click.option("--allow-torch-ops", is_flag=True,
+                     help="Research use: no custom-code rule at all, torch may compute everything (recorded; "
+                     "never ranked). KernelBench's setting, torch beside the candidate's kernels, is --rules "
+                     "partial."),
         click.option("--seed", type=int, default=None,
                      help="Public seed (feedback mode); final mode draws a secret one."),
         click.option("--profile", default=None,

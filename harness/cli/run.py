@@ -52,7 +52,9 @@ from harness.methods.base import Budget
 )
 @click.option("--run-id", default=None, help="Resume (or name) a run: finished ops are skipped.")
 @click.option(
-    "--sandbox", type=click.Choice(["process", "docker"]), default="process", show_default=True
+    "--sandbox", type=click.Choice(["process", "docker"]), default="process", show_default=True,
+    help="Where each CANDIDATE is judged: process = the namespace/seccomp jail, docker = a container "
+         "(not where the method runs: that is --isolate).",
 )
 @click.option("--jobs", type=int, default=1, show_default=True, help="Ops optimised in parallel.")
 @click.option(
@@ -86,8 +88,9 @@ from harness.methods.base import Budget
     "--isolate",
     type=click.Choice(["process", "docker"]),
     default=None,
-    help="Run the method itself as an isolated program that reaches the harness only through the "
-    "evaluation endpoint and the LLM gateway (no network, no upstream key; docs/method-protocol.md).",
+    help="Run the METHOD itself as an isolated program that reaches the harness only through the "
+    "evaluation endpoint and the LLM gateway (no network, no upstream key; docs/method-protocol.md). "
+    "Candidates are judged in --sandbox either way.",
 )
 @click.option("--quiet", is_flag=True, help="No progress lines (the summary is still printed).")
 @rules_option()
