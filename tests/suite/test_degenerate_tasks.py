@@ -141,3 +141,24 @@ def test_verdict_keys_change_only_when_allow_degenerate_is_set():
     before = {k: v for k, v in dataclasses.asdict(EvalConfig()).items() if k != "allow_degenerate"}
     assert config_key(EvalConfig()) == config_key(before)  # stored verdicts stay reusable
     assert config_key(EvalConfig(allow_degenerate=True)) != config_key(EvalConfig())
+
+
+def test_no_bundled_op_is_degenerate():
+    """Every op of reference_ops/ at the profile a CPU judgement uses (one reference worker; the
+    answers are kept in the default cache root, where `harness eval` and `run` find them)."""
+    from harness.suite.checks import lint
+    from harness.suite.suites import resolve
+
+    results = lint(resolve("full"))
+    assert len(results) == 113 and not [r.task for r in results if r.degenerate is not False], \
+        [(r.task, r.evidence()) for r in results if r.degenerate is not False]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_the_check_on_cuda_at_the_default_profile(tmp_path):
+    tasks = [load_task(p) for p in (DEGENERATE, KB_RELU, RELU_OP)]
+    items = [(t, EvalConfig(device="cuda", profile="default", build_dir=str(tmp_path))) for t in tasks]
+    degen, kb_relu, relu = check_tasks(items)
+    assert (degen.degenerate, kb_relu.degenerate, relu.degenerate) == (True, False, False), (degen, kb_relu, relu)
+    assert degen.device == "cuda" and relu.profile == "default" and relu.changed > 0.5
