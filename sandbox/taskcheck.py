@@ -194,9 +194,9 @@ def _run(items: list[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
     worker after one that died."""
     from sandbox.arena import Arena
     from sandbox.devicelock import device_lock
-    from sandbox.isolation import get_launcher
+    from sandbox.isolation import SandboxUnavailable, get_launcher
     from sandbox.judgeenv import worker_limits
-    from sandbox.session import WorkerDied, WorkerSession
+    from sandbox.session import ProtocolViolation, WorkerDied, WorkerSession
 
     cfg = items[0][1]
     launcher = get_launcher(cfg.sandbox, unsafe=cfg.unsafe_no_isolation)
@@ -208,22 +208,29 @@ def _run(items: list[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
     out: list[TaskCheck] = []
     w: Any = None
     arena: Any = None
+    warm = False  # the current worker's GPU warm-up done
     try:
         for task, c in items:
             if w is None:
-                w = WorkerSession("reference", launcher, c.device, None, time.monotonic() + c.timeout_s, limits)
-                w.connect()
-                arena = Arena()
-                w.attach_arena(arena, ("ref_in", "out"))
+                try:
+                    arena = Arena()
+                    w = WorkerSession("reference", launcher, c.device, None, time.monotonic() + c.timeout_s, limits)
+                    w.connect()
+                    w.attach_arena(arena, ("ref_in", "out"))
+                    warm = not c.device.startswith("cuda")
+                except WorkerDied as e:  # nothing of the task ran yet: this machine's or the jail's problem
+                    raise SandboxUnavailable(f"the task check's reference worker did not start: {e} "
+                                             "(`harness doctor` checks the jail)") from e
             w.deadline = time.monotonic() + c.timeout_s
             try:
                 with device_lock(c.device):
-                    if c.device.startswith("cuda") and not out:
+                    if not warm:  # the warm-up's kernels, now that the device is held (as a judgement does)
                         rep, _ = w.request("warm_device")
                         if not rep.get("ok"):
                             raise WorkerDied(f"GPU warm-up: {str(rep.get('error', ''))[:500]}")
+                        warm = True
                     out.append(_probe(w, arena, task, c.profile, c.device))
-            except WorkerDied as e:
+            except (WorkerDied, ProtocolViolation) as e:
                 out.append(TaskCheck(task.name, str(task.path), c.profile, _kind(c.device), None, task.meta.atol,
                                      task.meta.rtol, error=f"the reference worker died: {e}"[:1500]))
                 w.close()

@@ -60,18 +60,21 @@ def test_redrawn_inputs_and_weights_find_the_degenerate_task_and_pass_the_contro
     broken.write_text("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n"
                       "    def forward(self, x):\n        raise RuntimeError('boom')\n"
                       "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n")
-    tasks = [load_task(p) for p in (DEGENERATE, KB_RELU, RELU_OP, broken)]
+    dying = tmp_path / "dying.py"  # one that kills its worker: the next task gets a fresh one
+    dying.write_text(broken.read_text().replace("raise RuntimeError('boom')", "import os; os._exit(3)"))
+    tasks = [load_task(p) for p in (DEGENERATE, KB_RELU, broken, dying, RELU_OP)]
     items = [(t, cpu(t, build_dir=str(tmp_path / "cache"))) for t in tasks]
-    degen, kb_relu, relu, failed = check_tasks(items)  # one reference worker for all four
+    degen, kb_relu, failed, died, relu = check_tasks(items)
     assert (degen.degenerate, kb_relu.degenerate, relu.degenerate) == (True, False, False), (degen, kb_relu, relu)
     assert degen.changed == 0.0 and degen.max_abs_diff < 1e-6 and not degen.cached
     assert "3 draws of inputs and weights at profile default (cpu) agree within atol 0.0001" in degen.evidence()
     assert kb_relu.changed > 0.5 and relu.changed > 0.5 and relu.profile == "small"
     assert failed.degenerate is None and "boom" in failed.error
+    assert died.degenerate is None and "worker died" in died.error
     # kept per task source beside the reference cache's entry (not a failure): the next ask starts no worker
     assert store_path(tmp_path / "cache", tasks[0], "cpu").is_file()
-    assert not store_path(tmp_path / "cache", tasks[3], "cpu").exists()
-    again = check_tasks(items[:3])
+    assert not store_path(tmp_path / "cache", tasks[2], "cpu").exists()
+    again = check_tasks(items[:2] + items[4:])
     assert all(r.cached for r in again) and [r.degenerate for r in again] == [True, False, False]
     assert lookup(tmp_path / "cache", tasks[0], "small", "cpu") is None  # another profile: not checked yet
     # evaluate() itself refuses a task known to be degenerate, before any worker starts
