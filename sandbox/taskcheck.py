@@ -127,7 +127,8 @@ def lookup(root: str | os.PathLike[str], task: Task, profile: str, device: str) 
     if not isinstance(d, dict):
         return None
     try:
-        return replace(TaskCheck.from_dict(d), cached=True)
+        # the same source may sit at another path now: the answer names the file asked about
+        return replace(TaskCheck.from_dict(d), cached=True, task=task.name, path=str(task.path))
     except TypeError:
         return None
 
@@ -156,6 +157,8 @@ def _kind(device: str) -> str:
 def _probe(w: Any, arena: Any, task: Task, profile: str, device: str) -> TaskCheck:
     """The draws of one task in worker ``w`` (a reference WorkerSession with the arena attached)."""
     base = TaskCheck(task.name, str(task.path), profile, _kind(device), None, task.meta.atol, task.meta.rtol)
+    if profile != "default" and profile not in task.shapes:  # judging says so (TaskError)
+        return replace(base, error=f"no shape profile {profile!r} (has {task.profiles})")
     overrides = dict(task.shapes.get(profile, {})) if profile != "default" else {}
     first: dict[str, Any] = {}
     diffs: list[float] = []

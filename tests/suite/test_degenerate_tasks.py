@@ -77,6 +77,10 @@ def test_redrawn_inputs_and_weights_find_the_degenerate_task_and_pass_the_contro
     again = check_tasks(items[:2] + items[4:])
     assert all(r.cached for r in again) and [r.degenerate for r in again] == [True, False, False]
     assert lookup(tmp_path / "cache", tasks[0], "small", "cpu") is None  # another profile: not checked yet
+    copy = tmp_path / "copy.py"  # the same source elsewhere: the kept answer, naming the file asked about
+    copy.write_text(DEGENERATE.read_text())
+    kept = lookup(tmp_path / "cache", load_task(copy), "default", "cpu")
+    assert kept.degenerate and kept.path == str(copy) and str(copy) in kept.refusal()
     # evaluate() itself refuses a task known to be degenerate, before any worker starts
     with pytest.raises(DegenerateTask, match=f"task check {CHECK}"):
         evaluate(tasks[0], WRONG_WEIGHTS, cpu(tasks[0], build_dir=str(tmp_path / "cache")))
@@ -132,8 +136,6 @@ def test_suite_lint_lists_the_degenerate_task_with_its_evidence_and_passes_the_c
     r = CliRunner().invoke(main, ["suite", "lint", str(DEGENERATE.parent)])
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("DEGENERATE"))
     assert "23_Conv3d_GroupNorm_Mean" in line and "agree within" in line and str(DEGENERATE) in line
-    r = CliRunner().invoke(main, ["suite", "lint", str(KB_RELU), "--all"])
-    assert r.exit_code == 0 and "0 degenerate" in r.stdout and r.stdout.startswith("ok "), r.output
 
 
 def test_verdict_keys_change_only_when_allow_degenerate_is_set():
@@ -147,14 +149,15 @@ def test_verdict_keys_change_only_when_allow_degenerate_is_set():
 
 
 def test_no_bundled_op_is_degenerate():
-    """Every op of reference_ops/ at the profile a CPU judgement uses (one reference worker; the
-    answers are kept in the default cache root, where `harness eval` and `run` find them)."""
-    from harness.suite.checks import lint
-    from harness.suite.suites import resolve
-
-    results = lint(resolve("full"))
-    assert len(results) == 113 and not [r.task for r in results if r.degenerate is not False], \
-        [(r.task, r.evidence()) for r in results if r.degenerate is not False]
+    """`harness suite lint` over every op of reference_ops/ at the profile a CPU judgement uses (one
+    reference worker; the answers are kept in the default cache root, where `harness eval` and
+    `run` find them)."""
+    r = CliRunner().invoke(main, ["suite", "lint", "full", "--json"])
+    rows = json.loads(r.stdout)
+    assert len(rows) == 113 and r.exit_code == 0, r.output[-2000:]
+    assert not [(row["task"], row["evidence"]) for row in rows if row["degenerate"] is not False]
+    r = CliRunner().invoke(main, ["suite", "lint", "relu", "--all"])
+    assert r.exit_code == 0 and r.stdout.startswith("ok ") and "0 degenerate" in r.stdout, r.output
 
 
 @pytest.mark.gpu
