@@ -114,7 +114,8 @@ def refuse_degenerate(items: Sequence[tuple[Task, EvalConfig]], allow: bool = Fa
     except SandboxUnavailable as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
-    bad = next((r for r in results if r.degenerate), None)
-    if bad is not None and not allow:
-        click.echo(f"error: {DegenerateTask(bad)}", err=True)
+    bad = list({r.path: r for r in results if r.degenerate}.values())
+    if bad and not allow:
+        more = f" ({len(bad) - 1} more degenerate task(s); `harness suite lint` lists them)" if len(bad) > 1 else ""
+        click.echo(f"error: {DegenerateTask(bad[0])}{more}", err=True)
         sys.exit(2)

@@ -127,7 +127,7 @@ def test_eval_batch_and_run_refuse_before_judging(wrong_weights, tmp_path):
     assert not (tmp_path / "results" / "harness.sqlite").exists()  # no run was made
 
 
-def test_suite_lint_lists_the_degenerate_task_with_its_evidence_and_passes_the_controls():
+def test_suite_lint_lists_the_degenerate_task_with_its_evidence():
     r = CliRunner().invoke(main, ["suite", "lint", str(DEGENERATE.parent), "--json"])
     assert r.exit_code == 1, r.output
     (row,) = json.loads(r.stdout)
