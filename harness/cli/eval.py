@@ -75,6 +75,8 @@ def summary(v: Verdict) -> str:
         lines.append(
             "speed of light: " + ", ".join(f"{k} {val:.1f}%" for k, val in v.speed_of_light.items())
         )
+    if v.evidence.get("accommodations"):  # the class judged, as the file binds it (sandbox/candidate.py)
+        lines.append("candidate: " + "; ".join(v.evidence["accommodations"]))
     if v.allow_torch_ops:
         lines.append("note: --allow-torch-ops was set (research run; not leaderboard-eligible)")
     if v.evidence.get("allow_degenerate"):

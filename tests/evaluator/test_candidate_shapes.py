@@ -116,6 +116,9 @@ def test_accommodated_candidates_are_judged_valid(src, note, cls):
     assert v.status is Status.VALID, (v.status, v.rule, v.message)
     assert any(note in n for n in v.evidence["accommodations"]), v.evidence
     assert v.evidence["entry"]["class"] == cls, v.evidence["entry"]
+    from harness.cli.eval import summary
+
+    assert f"candidate: {v.evidence['accommodations'][0]}" in summary(v)  # `harness eval` says it too
 
 
 def test_an_alias_to_something_that_is_not_a_module_is_a_runtime_error():
