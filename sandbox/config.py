@@ -39,6 +39,9 @@ class EvalConfig:
     # pooled measurement depends on the judgements before it
     reuse_baselines: bool = False
     rules: str = "strict"  # rule set: "strict" (no torch compute) | "partial" (sandbox/partial.py); recorded
+    # judge a task the check task.degenerate refuses (sandbox/taskcheck.py: its output does not change
+    # when inputs and weights are redrawn); research use, recorded in the verdict (evidence.allow_degenerate)
+    allow_degenerate: bool = False
 
     def __post_init__(self) -> None:
         from sandbox.rules import RULE_SETS

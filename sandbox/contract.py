@@ -2,7 +2,8 @@
 in one module. ``harness/`` imports the evaluator only from here (tests/architecture checks it);
 the evaluator imports nothing of ``harness/``.
 
-- the task format: ``Task``, ``OpMeta``, ``load_task``, ``TaskError``
+- the task format: ``Task``, ``OpMeta``, ``load_task``, ``TaskError``; the task check
+  (sandbox/taskcheck.py): ``check_tasks``, ``TaskCheck``, ``DegenerateTask``
 - what to judge with: ``EvalConfig``, the rule sets (``RULE_SETS``, ``STRICT``)
 - what comes back: ``Verdict``, ``Status``, ``Mode``; a candidate the judge cannot take:
   ``CandidateError``
@@ -31,6 +32,7 @@ from sandbox.prebuild import BuildResult, ensure_pch, prebuild
 from sandbox.registry import Registry, UnknownName, load_target
 from sandbox.rules import RULE_SETS, STRICT
 from sandbox.task import OpMeta, Task, TaskError, load_task
+from sandbox.taskcheck import DegenerateTask, TaskCheck, check_tasks
 from sandbox.verdict import Mode, Status, Verdict
 
 __all__ = [
@@ -39,4 +41,5 @@ __all__ = [
     "TaskError", "UnknownName", "Verdict", "WorkerSpec", "engine_probe", "ensure_pch", "evaluate",
     "fingerprint", "get_launcher", "isolation_probe", "load_target", "load_task", "nvidia_smi",
     "package_version", "prebuild",
+    "DegenerateTask", "TaskCheck", "check_tasks",
 ]

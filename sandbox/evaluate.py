@@ -9,6 +9,8 @@ candidate's process. Contract (see docs/evaluator.md):
 * never raises for a bad *candidate* (compile errors, crashes, hangs, cheats become statuses);
 * raises ``CandidateError`` for unusable *input* (does not parse, no ``ModelNew``, signature
   mismatch): that is a user error, never recorded as a kernel verdict;
+* raises ``taskcheck.DegenerateTask`` (a ``TaskError``) for a task the check ``task.degenerate``
+  found degenerate on this machine, unless ``config.allow_degenerate`` (sandbox/taskcheck.py);
 * thread-safe: several evaluations may run at once (each in its own processes).
 """
 
@@ -34,9 +36,14 @@ def evaluate(task: Task | str | Path, source: str, config: EvalConfig | None = N
     Returns a Verdict for anything the candidate does; raises CandidateError for unusable
     candidate input and sandbox.task.TaskError for a broken reference.
     """
+    from sandbox import taskcheck
     from sandbox.judge import judge
     from sandbox.task import Task, load_task
 
     if not isinstance(task, Task):
         task = load_task(task)
-    return judge(task, source, config or EvalConfig())
+    config = config or EvalConfig()
+    checked = taskcheck.known(task, config)  # DegenerateTask (a TaskError) for a task known degenerate
+    v = judge(task, source, config)
+    taskcheck.record(v, checked, config)
+    return v

@@ -233,6 +233,7 @@ class Judge(Checks):
         cfg = self.cfg
         tree = scan.validate(self.source, cfg.candidate_name, self.task.source)
         self.entry = entry_point(tree, cfg.candidate_name, self.task.source)
+        self.v.evidence["entry"] = self.entry.evidence()  # the attribute judged and the class it binds
         if self.entry.notes:
             self.v.evidence["accommodations"] = list(self.entry.notes)
         hit = scan.scan(tree)

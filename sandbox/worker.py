@@ -120,9 +120,10 @@ class Worker(CallPath):
         return {"ok": True}
 
     def import_candidate(self, req: dict[str, Any]) -> dict[str, Any]:
-        from sandbox import buildcache, monitors
+        from sandbox import buildcache, monitors, tritonkeys
         from sandbox.task import exec_source
 
+        tritonkeys.install()  # the harness's Triton autotune cache never changes what a kernel does
         buildcache.install(self.cache_root, self.shared)
         if req.get("opcount"):  # the module the parent built (sandbox/opcount.py), loaded by path
             try:

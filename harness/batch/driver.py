@@ -46,6 +46,7 @@ class BatchOptions:
     allow_torch_ops: bool = False
     max_timing_s: float | None = None
     rules: str = "strict"  # rule set (sandbox/rules.py RULE_SETS): in every config, row key and the store run
+    allow_degenerate: bool = False  # judge tasks the check task.degenerate refuses (recorded in each verdict)
     executor: str = "local"  # local | ray | serial
     jobs: int | None = None  # local: compile workers (None: CPUs - 1)
     ray_address: str | None = None
@@ -165,6 +166,7 @@ def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
                 allow_torch_ops=opts.allow_torch_ops,
                 max_timing_s=opts.max_timing_s,
                 candidate_name=pair.candidate.name,
+                allow_degenerate=opts.allow_degenerate or None,
             )
         key = row_key(pair.id, cand_sha, ref_sha, p.mode, p.device, profile, opts.rules)
         p.row = base_row(

@@ -1,7 +1,8 @@
 """``harness eval REFERENCE CANDIDATE``: judge one candidate kernel against one reference op.
 
 Exit status: 0 valid, 1 any other verdict, 2 unusable input (names the file and the fix;
-never recorded as a kernel verdict).
+never recorded as a kernel verdict), among them a reference the task check refuses
+(task.degenerate, sandbox/taskcheck.py; ``--allow-degenerate`` judges it, recorded in the verdict).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from harness.cli.evalopts import default_device, eval_config, eval_options
+from harness.cli.evalopts import default_device, eval_config, eval_options, refuse_degenerate
 from sandbox.contract import Verdict
 
 _default_device = default_device  # the name this module had before evalopts.py
@@ -74,8 +75,15 @@ def summary(v: Verdict) -> str:
         lines.append(
             "speed of light: " + ", ".join(f"{k} {val:.1f}%" for k, val in v.speed_of_light.items())
         )
+    if v.evidence.get("accommodations"):  # the class judged, as the file binds it (sandbox/candidate.py)
+        lines.append("candidate: " + "; ".join(v.evidence["accommodations"]))
     if v.allow_torch_ops:
         lines.append("note: --allow-torch-ops was set (research run; not leaderboard-eligible)")
+    if v.evidence.get("allow_degenerate"):
+        tc = v.evidence.get("task_check") or {}
+        what = {True: "the task check found it degenerate", False: "the task check passed it"}.get(
+            tc.get("degenerate"), "the task was not checked")
+        lines.append(f"note: --allow-degenerate was set ({what}; research run)")
     if v.logs:
         lines.append("log (truncated):\n" + "\n".join("  " + ln for ln in v.logs.splitlines()[:40]))
     if v.durations_s:
@@ -105,6 +113,7 @@ def cli(
     timeout: float,
     max_timing_s: float | None,
     rules: str = "strict",
+    allow_degenerate: bool = False,
     unsafe_no_isolation: bool = False,
 ) -> None:
     """Judge CANDIDATE (a ModelNew source) against REFERENCE (a KernelBench-format task)."""
@@ -133,7 +142,8 @@ def cli(
         sys.exit(2)
     cfg = eval_config(task, device=device, mode=mode, sandbox=sandbox, seed=seed, profile=profile,
                       timeout=timeout, allow_torch_ops=allow_torch_ops, max_timing_s=max_timing_s,
-                      candidate_name=cpath.name, rules=rules)
+                      candidate_name=cpath.name, rules=rules, allow_degenerate=allow_degenerate)
+    refuse_degenerate([(task, cfg)], allow=allow_degenerate)  # the task check (sandbox/taskcheck.py)
     try:
         v = evaluate(task, cpath.read_text(), cfg)
     except CandidateError as e:

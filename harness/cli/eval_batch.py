@@ -3,17 +3,24 @@ pipeline executor, resumably (harness/batch/, docs/evaluator.md "Batches").
 
 Exit status: 0 every pair was judged (whatever the verdicts), 1 some could not be judged (their
 input errors are listed), 2 unusable arguments (nothing is judged; the message names the file,
-line or field, and the fix).
+line or field, and the fix), among them a reference the task check refuses (task.degenerate,
+sandbox/taskcheck.py; ``--allow-degenerate`` judges it, recorded in each verdict).
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from harness.cli.evalopts import eval_options
+from harness.cli.evalopts import eval_config, eval_options, refuse_degenerate
+
+if TYPE_CHECKING:
+    from harness.batch.driver import BatchOptions
+    from harness.batch.inputs import Pair
+    from sandbox.contract import EvalConfig, Task
 
 
 @click.command("eval-batch")
@@ -85,6 +92,7 @@ def cli(
     timeout: float,
     max_timing_s: float | None,
     rules: str,
+    allow_degenerate: bool,
     jobs: int | None,
     executor: str,
     ray_address: str | None,
@@ -133,6 +141,7 @@ def cli(
         allow_torch_ops=allow_torch_ops,
         max_timing_s=max_timing_s,
         rules=rules,
+        allow_degenerate=allow_degenerate,
         executor=executor,
         jobs=jobs,
         ray_address=ray_address,
@@ -140,6 +149,7 @@ def cli(
         label=label or source.resolve().name,
         progress=not quiet,
     )
+    refuse_degenerate(_task_configs(pairs, opts), allow=allow_degenerate)  # sandbox/taskcheck.py
     report = run_batch(pairs, opts)
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items()))
     click.echo(
@@ -154,3 +164,26 @@ def cli(
         for r in report.unjudged:
             click.echo(f"  {r['id']}: [{r['status']}] {r['message']}", err=True)
     sys.exit(report.exit_code)
+
+
+def _task_configs(pairs: list[Pair], opts: BatchOptions) -> list[tuple[Task, EvalConfig]]:
+    """(task, the config it will be judged with) for each reference the batch names (once per
+    reference, device and mode); references that do not load are left to the batch's own rows."""
+    from sandbox.contract import TaskError, load_task
+
+    out: list[tuple[Task, EvalConfig]] = []
+    seen: set[tuple[Path, str, str]] = set()
+    for p in pairs:
+        device, mode = p.device or opts.device, p.mode or opts.mode
+        if p.error or p.reference is None or (p.reference.resolve(), device, mode) in seen:
+            continue
+        seen.add((p.reference.resolve(), device, mode))
+        try:
+            task = load_task(p.reference)
+        except TaskError:
+            continue
+        out.append((task, eval_config(task, device=device, mode=mode, sandbox=opts.sandbox, seed=opts.seed,
+                                      profile=opts.profile, timeout=opts.timeout, allow_torch_ops=opts.allow_torch_ops,
+                                      max_timing_s=opts.max_timing_s, candidate_name="", rules=opts.rules,
+                                      allow_degenerate=opts.allow_degenerate)))
+    return out

@@ -4,13 +4,16 @@ built), so a batch judges exactly as one-at-a-time eval, a run and ``leaderboard
 
     @click.command()
     @eval_options()                     # --device --mode --sandbox --allow-torch-ops --seed ...
-    def cli(device, mode, sandbox, allow_torch_ops, seed, profile, timeout, max_timing_s, rules): ...
+    def cli(device, mode, sandbox, allow_torch_ops, seed, profile, timeout, max_timing_s, rules,
+            allow_degenerate): ...
 
     cfg = eval_config(task, device=..., mode=..., ..., candidate_name="k.py")
+    refuse_degenerate([(task, cfg)], allow=allow_degenerate)   # the task check, before judging
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +49,7 @@ def eval_options(after_mode: Sequence[Callable[[Any], Any]] = ()) -> Callable[[A
         click.option("--timeout", type=float, default=600.0, show_default=True, help="Wall limit in seconds."),
         click.option("--max-timing-s", type=float, default=None, help="Time cap per measured callable."),
         rules_option(),
+        allow_degenerate_option(),
     ]  # fmt: skip
 
     def deco(f: Any) -> Any:
@@ -79,6 +83,7 @@ def eval_config(
     max_timing_s: float | None,
     candidate_name: str,
     rules: str = "strict",
+    allow_degenerate: bool = False,
 ) -> EvalConfig:
     """The ``EvalConfig`` for these command-line options: the judging policy
     (``harness.policy.eval_config``) with the options as explicit settings."""
@@ -87,5 +92,31 @@ def eval_config(
     return policy_config(
         mode, device, task=task, sandbox=sandbox, rules=rules, seed=seed, profile=profile,
         timeout_s=timeout, allow_torch_ops=allow_torch_ops, max_timing_s=max_timing_s,
-        candidate_name=candidate_name,
+        candidate_name=candidate_name, allow_degenerate=allow_degenerate or None,
     )  # fmt: skip
+
+
+def allow_degenerate_option() -> Any:
+    """``--allow-degenerate``: judge a task the check ``task.degenerate`` refuses (recorded)."""
+    return click.option("--allow-degenerate", is_flag=True,
+                        help="Judge a task whose reference output does not change when its inputs and weights "
+                        "are redrawn (refused by the task check task.degenerate; `harness suite lint` lists "
+                        "them). Research use; recorded in the verdict.")
+
+
+def refuse_degenerate(items: Sequence[tuple[Task, EvalConfig]], allow: bool = False) -> None:
+    """The task check before judging (sandbox/taskcheck.py: kept per task, run in a reference
+    worker where it is not): a degenerate task is one line on stderr and exit 2, unless ``allow``.
+    A task whose reference fails the check is left to judging, which reports it."""
+    from sandbox.contract import DegenerateTask, SandboxUnavailable, check_tasks
+
+    try:
+        results = check_tasks(items)
+    except SandboxUnavailable as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    bad = list({r.path: r for r in results if r.degenerate}.values())
+    if bad and not allow:
+        more = f" ({len(bad) - 1} more degenerate task(s); `harness suite lint` lists them)" if len(bad) > 1 else ""
+        click.echo(f"error: {DegenerateTask(bad[0])}{more}", err=True)
+        sys.exit(2)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from harness.cli.evalopts import rules_option
+from harness.cli.evalopts import allow_degenerate_option, rules_option
 from harness.llm.cli_options import llm_options
 from harness.methods.base import Budget
 
@@ -94,6 +94,7 @@ from harness.methods.base import Budget
 )
 @click.option("--quiet", is_flag=True, help="No progress lines (the summary is still printed).")
 @rules_option()
+@allow_degenerate_option()
 def cli(
     method: str,
     suite: str | None,
@@ -118,6 +119,7 @@ def cli(
     llm_spec: str | None,
     llm_config: Any,
     rules: str = "strict",
+    allow_degenerate: bool = False,
 ) -> None:
     """Run METHOD over ops of the suite: search in feedback mode, re-judge each op's best kernel
     in final mode, store everything in RESULTS/harness.sqlite, print a summary table.
@@ -145,6 +147,13 @@ def cli(
     if jobs < 1:
         raise click.UsageError("--jobs must be >= 1")
     llm_spec = llm_spec or "offline"
+    overrides = _eval_overrides(eval_options)
+    if allow_degenerate:  # in every EvalConfig of the run (the policy) and in the run's stored config
+        overrides["allow_degenerate"] = True
+    try:
+        _check_tasks(suite, ops, device, sandbox, rules, overrides)
+    except TaskSelectionError as e:
+        raise click.UsageError(str(e)) from e
     cfg = RunConfig(
         method=method,
         suite=suite,
@@ -168,7 +177,7 @@ def cli(
         sandbox=sandbox,
         jobs=jobs,
         method_options=_parse_options(options),
-        eval_overrides=_eval_overrides(eval_options),
+        eval_overrides=overrides,
         progress=not quiet,
         executor=executor,
         ray_address=ray_address,
@@ -235,3 +244,17 @@ def _value(v: str) -> Any:
         except ValueError:
             pass
     return v
+
+
+def _check_tasks(suite: str | None, ops: str | None, device: str, sandbox: str, rules: str,
+                 overrides: dict[str, Any]) -> None:
+    """The task check (sandbox/taskcheck.py) of every op, at the profile its verdicts will use, before
+    anything runs: a degenerate task is one line and exit 2 unless --allow-degenerate."""
+    from harness.cli.evalopts import refuse_degenerate
+    from harness.policy import eval_config
+    from harness.runner.tasks import resolve_tasks
+
+    tasks = resolve_tasks(suite, [o.strip() for o in ops.split(",") if o.strip()] if ops else None)
+    refuse_degenerate([(t, eval_config("feedback", device, task=t, sandbox=sandbox, rules=rules,
+                                       overrides=overrides)) for t in tasks],
+                      allow=bool(overrides.get("allow_degenerate")))

@@ -74,6 +74,8 @@ def cli() -> None:
     harness suite list path/to/KernelBench/level1
     harness suite show relu                metadata, shapes per profile, source
     harness suite suites                   the named suites
+    harness suite check                    trivial outputs must fail every op
+    harness suite lint                     tasks whose output ignores its inputs (task.degenerate)
     """
 
 
@@ -216,3 +218,43 @@ def check_cmd(spec: str, profile: str) -> None:
             bad += bool(fails)
             click.echo(f"{t.name:<32} {prof:<14} {msg}")
     sys.exit(1 if bad else 0)
+
+
+@cli.command("lint")
+@click.argument("spec", default="full")
+@click.option("--device", default="cpu", show_default=True, help="cpu | cuda | cuda:N: where the references run.")
+@click.option("--profile", default=None,
+              help="Shape profile where a task has it (default: the one a judgement on DEVICE uses: "
+              "small on a CPU when the task has it).")
+@click.option("--sandbox", type=click.Choice(["process", "docker"]), default="process", show_default=True)
+@click.option("--all", "show_all", is_flag=True, help="A line for every task, not only the degenerate ones.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (every task).")
+def lint_cmd(spec: str, device: str, profile: str | None, sandbox: str, show_all: bool, as_json: bool) -> None:
+    """The task check task.degenerate over SPEC (ops, a suite, KernelBench files or folders): each
+    task whose reference output does not change beyond its tolerance when its inputs and weights
+    are redrawn, with the evidence. Such a task passes any output near its own; `harness eval`,
+    `eval-batch` and `run` refuse it unless --allow-degenerate. Exit 1 when any task is degenerate
+    or its reference fails, 2 for unusable arguments."""
+    from harness.suite.checks import lint
+    from sandbox.contract import SandboxUnavailable
+
+    try:
+        tasks = resolve(spec)
+        results = lint(tasks, device, profile, sandbox)
+    except (TaskError, SandboxUnavailable) as e:
+        _fail(e)
+    if as_json:
+        click.echo(json.dumps([{**r.to_dict(), "cached": r.cached, "evidence": r.evidence()} for r in results],
+                              indent=2))
+    else:
+        for r in results:
+            state = {True: "DEGENERATE", False: "ok", None: "ERROR"}[r.degenerate]
+            if show_all or r.degenerate is not False:
+                click.echo(f"{state:<10}  {r.task:<32} {r.profile:<8} {r.evidence()}  ({r.path})")
+    bad = sum(r.degenerate is True for r in results)
+    undecided = sum(r.degenerate is None for r in results)
+    if not as_json:
+        kept = sum(r.cached for r in results)
+        click.echo(f"{len(results)} task(s) checked on {device} ({kept} answer(s) kept from earlier checks): "
+                   f"{bad} degenerate, {undecided} undecided (reference failed)")
+    sys.exit(1 if bad or undecided else 0)

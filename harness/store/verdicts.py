@@ -34,6 +34,8 @@ def config_key(config: Any) -> str:
     d = {k: (v.value if hasattr(v, "value") else v) for k, v in d.items() if k not in _KEY_IGNORES}
     if d.get("rules", "strict") == "strict":  # keys of strict configs stay those written before --rules
         d.pop("rules", None)
+    if not d.get("allow_degenerate"):  # keys stay those written before --allow-degenerate existed
+        d.pop("allow_degenerate", None)
     canon = json.dumps(d, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
 

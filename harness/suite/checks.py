@@ -3,6 +3,10 @@ trivial outputs (zeros, a constant, the first input echoed) fail the op's tolera
 
 Used by the suite tests and by ``harness suite check``. Everything here runs on any device,
 CPU included; nothing here judges candidates (that is ``sandbox/``).
+
+``lint`` is ``harness suite lint``: the task check ``task.degenerate`` (sandbox/taskcheck.py) over
+a list of tasks, exactly as ``harness eval``, ``eval-batch`` and ``run`` run it before judging (in a
+reference worker, at the profile a judgement on that device uses, kept per task source).
 """
 
 from __future__ import annotations
@@ -148,3 +152,17 @@ def working_set_bytes(task: Task, profile: str = "default") -> dict[str, int]:
         "produced": counter.bytes,
         "total": params + in_bytes + counter.bytes,
     }
+
+
+def lint(tasks: Sequence[Task], device: str = "cpu", profile: str | None = None, sandbox: str = "process",
+         build_dir: str | None = None) -> list[Any]:
+    """The task check's answer (``sandbox.contract.TaskCheck``) for each task, at ``profile`` where
+    the task has it, else at the profile a judgement on ``device`` uses."""
+    from harness.policy import eval_config
+    from sandbox.contract import check_tasks
+
+    items = []
+    for t in tasks:
+        prof = profile if profile in t.profiles else None
+        items.append((t, eval_config("feedback", device, task=t, sandbox=sandbox, profile=prof, build_dir=build_dir)))
+    return check_tasks(items)

@@ -77,6 +77,7 @@ ROWS: list[Row] = [
     Row("cuda_inline_sum_noflags", "sum_dim", "cuda", V, V, "no flags; no extension.h in the CUDA source"),
     Row("triton_relu", "relu", "cuda", V, V, "Triton, no autotune"),
     Row("triton_softmax_autotune", "softmax", "cuda", V, V, "Triton @autotune"),
+    Row("triton_autotune_ptr_key", "relu", "cuda", V, V, "@autotune key=['x_ptr'] (issue 25): tuned per process"),
     Row("triton_matmul_ieee", "matmul_rand_k64", "cuda", V, V, "tl.dot input_precision='ieee'", passes_1e2=True),
     Row("triton_matmul_tf32", "matmul_rand_k64", "cuda", TOL, TOL, "tl.dot on fp32 = TF32", passes_1e2=True),
     Row("triton_matmul_bf16", "matmul_rand_k64", "cuda", TOL, TOL, "bf16 inputs inside, fp32 accumulate",

@@ -1,6 +1,7 @@
 """Candidates as the field writes them (sandbox/candidate.py): a ModelNew class, a ModelNew
 alias, a class named Model that is not the reference's own, and signatures that accept the
-reference's calls are judged, with each accommodation noted; real mismatches stay exit-2 errors."""
+reference's calls are judged, with each accommodation noted and the judged class named
+(``evidence.entry``); ``ModelNew`` takes precedence over ``Model``; real mismatches stay exit-2 errors."""
 
 from __future__ import annotations
 
@@ -62,18 +63,62 @@ def test_no_class_at_all_is_an_error():
         entry("import torch\nx = 1\n")
 
 
-@pytest.mark.parametrize("src, note", [
-    ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x, alpha=1.0):\n"
-     "        return torch.relu(x) * alpha\n", "named Model"),
-    ("import torch\nimport torch.nn as nn\nclass Opt(nn.Module):\n    def forward(self, x):\n"
-     "        return torch.relu(x)\nModelNew = Opt\n", "alias of Opt"),
+REF_MODEL = ast.unparse(next(n for n in ast.parse(REF).body if isinstance(n, ast.ClassDef) and n.name == "Model"))
+FAST = "import torch\nimport torch.nn as nn\nclass Fast(nn.Module):\n    def forward(self, x):\n" + BODY
+
+
+def test_model_bound_to_the_candidates_own_class_is_accepted_and_named():
+    """The form of a published set of agent solutions: class OptimizedModel, then Model = OptimizedModel."""
+    e = entry(FAST.replace("Fast", "OptimizedModel") + "Model = OptimizedModel\n")
+    assert (e.name, e.cls, e.binding) == ("Model", "OptimizedModel", "alias")
+    assert e.notes == ["Model is an alias of OptimizedModel (no ModelNew)"]
+
+
+@pytest.mark.parametrize("src, want", [
+    # ModelNew takes precedence over a Model of the file's own (KernelBench reads only ModelNew) ...
+    (FAST + "ModelNew = Fast\nclass Model(nn.Module):\n    def forward(self, x):\n        return x\n",
+     ("ModelNew", "Fast", ["ModelNew is an alias of Fast",
+                           "the file also binds its own Model; ModelNew is judged (it takes precedence)"])),
+    (FAST.replace("Fast", "ModelNew") + "Model = ModelNew\n",
+     ("ModelNew", "ModelNew", ["the file also binds its own Model; ModelNew is judged (it takes precedence)"])),
+    # ... and the reference's own Model beside it is no accommodation at all
+    ("import torch\n" + REF_MODEL + "\n" + FAST.replace("Fast", "ModelNew"), ("ModelNew", "ModelNew", [])),
+    # the last binding of a name is what the file runs: the reference's Model rebound to the candidate's class
+    ("import torch\n" + REF_MODEL + "\n" + FAST + "Model = Fast\n",
+     ("Model", "Fast", ["Model is an alias of Fast (no ModelNew)"])),
+    (FAST + "ModelNew = Fast\nclass ModelNew(nn.Module):\n    def forward(self, x):\n" + BODY,
+     ("ModelNew", "ModelNew", [])),
+    # an alias of an alias names the class at the end of the chain
+    (FAST + "Opt = Fast\nModelNew = Opt\n", ("ModelNew", "Fast", ["ModelNew is an alias of Opt"])),
 ])
-def test_accommodated_candidates_are_judged_valid(src, note):
+def test_binding_precedence(src, want):
+    e = entry(src)
+    assert (e.name, e.cls, e.notes) == want
+
+
+def test_the_alias_target_signature_is_checked():
+    with pytest.raises(CandidateError, match="Model.forward takes 2 positional"):
+        entry(FAST.replace("self, x", "self, x, y") + "Model = Fast\n")
+
+
+@pytest.mark.parametrize("src, note, cls", [
+    ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    def forward(self, x, alpha=1.0):\n"
+     "        return torch.relu(x) * alpha\n", "named Model", "Model"),
+    ("import torch\nimport torch.nn as nn\nclass Opt(nn.Module):\n    def forward(self, x):\n"
+     "        return torch.relu(x)\nModelNew = Opt\n", "alias of Opt", "Opt"),
+    ("import torch\nimport torch.nn as nn\nclass OptimizedModel(nn.Module):\n    def forward(self, x):\n"
+     "        return torch.relu(x)\nModel = OptimizedModel\n", "Model is an alias of OptimizedModel", "OptimizedModel"),
+])
+def test_accommodated_candidates_are_judged_valid(src, note, cls):
     cfg = EvalConfig(device="cpu", profile="small", allow_torch_ops=True, max_timing_s=0.5,
                      feedback_timing_s=0.5, target_ci=0.05, candidate_name="cand.py")
     v = evaluate(load_task(RELU), src, cfg)
     assert v.status is Status.VALID, (v.status, v.rule, v.message)
     assert any(note in n for n in v.evidence["accommodations"]), v.evidence
+    assert v.evidence["entry"]["class"] == cls, v.evidence["entry"]
+    from harness.cli.eval import summary
+
+    assert f"candidate: {v.evidence['accommodations'][0]}" in summary(v)  # `harness eval` says it too
 
 
 def test_an_alias_to_something_that_is_not_a_module_is_a_runtime_error():
