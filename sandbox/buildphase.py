@@ -35,6 +35,7 @@ import re
 import time
 from typing import TYPE_CHECKING
 
+from sandbox import rules
 from sandbox.errors import Reject
 from sandbox.verdict import Status
 
@@ -68,10 +69,12 @@ def build(j: Judge) -> bool:
     if take_built(j.task, j.source, j.cfg):  # the executor's build worker just did this very step
         j.v.evidence["build"] = {"by": "the executor's build worker (this process)"}
         return True
-    res = prebuild(j.task, j.source, j.cfg)
+    res = prebuild(j.task, j.source, j.cfg, tier=j.open_tier())
     j.v.durations_s["build"] = round(res.wall_s, 3)
     j.v.durations_s["compile"] = round(res.compile_s, 3)
     j.v.evidence["build"] = {"builds": res.builds, "cache_hits": res.cache_hits, **res.extra}
+    if res.outcome == "over_quota":
+        raise Reject(Status.REJECTED, rules.RESOURCES, res.message)
     if res.outcome == "compile_error":
         raise Reject(Status.COMPILE_ERROR, None, res.message,  # the same verdict the judging worker would give
                      log=res.verdict.logs if res.verdict is not None else res.message)
@@ -90,10 +93,11 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
     import threading
 
     from sandbox.devicelock import WARM_APART
-    from sandbox.session import ProtocolViolation, WorkerDied
+    from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied
 
     b = type(j)(j.task, j.source, j.cfg)  # a Judge (not imported here: judge.py imports this module)
     b.opcount_path, b.entry, b.t0, b.deadline = j.opcount_path, j.entry, j.t0, j.deadline
+    b.tier = j.open_tier()  # it writes the judgement's working copy; the judging workers read it
     b.ticket, b.lock_rank = j.ticket, WARM_APART  # the unit's place in line, behind judging pairs
     b.baseline_compile = False  # its reference only makes the warm-up calls' inputs
     t = time.monotonic()
@@ -106,8 +110,14 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
             b._take_device()
             b.warm(profile, extras)
         except (WorkerDied, ProtocolViolation) as e:
-            state["ok"] = False
-            j.v.evidence["warm_apart_failed"] = f"{type(e).__name__}: {e}"[:300]
+            violation = b.cand.handle.violation() if b.cand is not None else None
+            if violation and violation.startswith("build tier quota"):  # the late order would write as much
+                state["error"] = Reject(Status.REJECTED, rules.RESOURCES, f"resource limit: {violation}")
+            elif isinstance(e, CallTimeout):  # its first calls' budget is the judgement's: the verdict
+                state["error"] = e
+            else:
+                state["ok"] = False
+                j.v.evidence["warm_apart_failed"] = f"{type(e).__name__}: {e}"[:300]
         except BaseException as e:  # noqa: BLE001 - the verdict (a Reject) or an error: raised below
             state["error"] = e
         finally:
@@ -131,6 +141,9 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
                 w.deadline = max(w.deadline, j.deadline)
     if "error" in state:
         raise state["error"]  # type: ignore[misc]
+    # what it wrote (JIT caches, and anything else) stays in the judgement's working copy of the
+    # tier, read-only to the judging workers, and goes with the judgement: it made calls, so nothing
+    # of it is kept for a later judgement (sandbox/tiers.py)
     if not state["ok"]:
         j.reopen()  # the late order starts its own workers (build dir writable)
     return bool(state["ok"])

@@ -25,6 +25,7 @@ from sandbox.isolation.process import outer_uid
 from sandbox.judgeenv import _errors_first, cache_root, environment, worker_limits  # noqa: F401 (used by prebuild, attribution)
 from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
 from sandbox.task import Task, TaskError
+from sandbox.tiers import WorkTier
 from sandbox.verdict import Mode, Status, Verdict, tolerance_evidence
 
 if TYPE_CHECKING:
@@ -71,10 +72,20 @@ class Judge(Checks):
         self._held_since = 0.0
         self.book_pending: dict[tuple[str, ...], list[float]] = {}  # baselines to book once valid (timing.py)
         self.phase = ""  # "import" or "warm" while buildphase.open_and_warm runs (its fallbacks)
+        self.tier: WorkTier | None = None  # this judgement's working copy of its build tier (sandbox/tiers.py)
 
     # -- helpers -----------------------------------------------------------------------
     def overrides(self, profile: str) -> dict[str, Any]:
         return dict(self.task.shapes.get(profile, {})) if profile != "default" else {}
+
+    def open_tier(self) -> WorkTier:
+        """The judgement's private working copy of the candidate's build tier: written by its
+        build step, read-only to its judging workers (the late order's: writable), deleted with
+        the judgement (sandbox/tiers.py)."""
+        if self.tier is None:
+            _, own, _ = buildcache.layout(cache_root(self.cfg), self.source)
+            self.tier = WorkTier.open(cache_root(self.cfg), own)
+        return self.tier
 
     # -- phases ------------------------------------------------------------------------
     def start(self, cache_ro: bool = False) -> None:
@@ -88,8 +99,10 @@ class Judge(Checks):
         self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits,
                                  persist=refcache.entry_dir(cache_root(self.cfg), self.task.source, self.cfg.device),
                                  preload=self.baseline_compile)
+        tier = self.open_tier()
         self.cand = WorkerSession("candidate", launcher, self.cfg.device, own, self.deadline, limits, hide=hide,
-                                  shared=[shared, trusted], uid=outer_uid(own), cache_ro=cache_ro)
+                                  shared=[shared, trusted], uid=outer_uid(own), cache_ro=cache_ro,
+                                  tier=tier.path, tier_quota=tier.quota)
         try:
             self.ref.connect()
             self.cand.connect()
@@ -341,7 +354,12 @@ def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
             else:
                 _died(j, e)
     finally:
-        j.close()
+        try:
+            j.close()
+        finally:
+            if j.tier is not None:  # nothing the candidate wrote into it outlives the judgement
+                j.v.evidence["build_tier"] = j.tier.evidence
+                j.tier.close()
     if ref_failure is not None:  # the candidate's workers are gone: now the reference runs alone
         attribute(j, ref_failure)
     j.v.tolerance = tolerance_evidence(j.v.trials, j.atol, j.rtol)  # also, most usefully, when incorrect

@@ -13,7 +13,6 @@ import functools
 import hmac
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from typing import Any
 
 from sandbox import channel
 from sandbox.isolation.base import Launcher, Limits, Mount, WorkerSpec
+from sandbox.tiers import remove_tree
 
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH",
              "TORCH_CUDA_ARCH_LIST", "LD_LIBRARY_PATH", "MAX_JOBS", "CC", "CXX", "NVCC_CCBIN",
@@ -122,14 +122,17 @@ def _gpu_arch() -> str | None:
 
 
 class WorkerSession:
-    """``cache_root``: the worker's own build dir (rw; a candidate's namespace of the build
-    cache, sandbox/buildcache.py); ``shared``: read-only dirs it may load from (the trusted
-    tier of the cache, the harness's own helpers)."""
+    """``cache_root``: the worker's own build dir (a candidate's namespace of the build cache,
+    sandbox/buildcache.py), as the worker sees it; ``tier``: the host dir bound there (the
+    judgement's working copy of that tier, sandbox/tiers.py: writable with ``tier_quota`` bytes
+    at most unless ``cache_ro``); ``shared``: read-only dirs it may load from (the trusted tier
+    of the cache, the harness's own helpers)."""
 
     def __init__(self, role: str, launcher: Launcher, device: str, cache_root: str | None,
                  deadline: float, limits: Limits, hide: list[str] | None = None,
                  shared: list[str] | None = None, uid: int | None = None, cache_ro: bool = False,
-                 cuda_build: bool = False, persist: str | None = None, preload: bool = False) -> None:
+                 cuda_build: bool = False, persist: str | None = None, preload: bool = False,
+                 tier: str | None = None, tier_quota: int | None = None) -> None:
         self.role = role
         self.deadline = deadline
         self.scratch = tempfile.mkdtemp(prefix=f"kh-{role}-")
@@ -153,8 +156,11 @@ class WorkerSession:
                 "--device", worker_device, "--cache-root", cache_root, *(a for d in shared for a in ("--shared", d)),
                 *(["--preload-compile"] if preload else [])]
         mounts = [Mount(d, d, False) for d in shared]
+        quotas: tuple[tuple[str, int], ...] = ()
         if not cache_root.startswith(self.scratch + "/"):  # read-only when a build worker made it (judge.py)
-            mounts.append(Mount(cache_root, cache_root, not cache_ro))
+            mounts.append(Mount(tier or cache_root, cache_root, not cache_ro))
+            if tier is not None and not cache_ro and tier_quota:
+                quotas = ((tier, int(tier_quota)),)
         self.listener: channel.Listener | None = None
         self._secret = secrets.token_hex(16)
         pass_fds: tuple[int, ...] = ()
@@ -187,14 +193,14 @@ class WorkerSession:
         spec = WorkerSpec(
             argv=argv, env=env, cwd=self.scratch,
             scratch=self.scratch, mounts=mounts, hide=list(hide or []), limits=limits,
-            gpu=device.startswith("cuda"), log_path=self.log_path, pass_fds=pass_fds, uid=uid,
+            gpu=device.startswith("cuda"), log_path=self.log_path, pass_fds=pass_fds, uid=uid, quotas=quotas,
         )
         try:
             self.handle = launcher.start(spec)
         except BaseException:
             if self.listener is not None:
                 self.listener.close()
-            shutil.rmtree(self.scratch, ignore_errors=True)  # nothing started: nothing of it is left
+            remove_tree(self.scratch)  # nothing started: nothing of it is left
             raise
         finally:
             if pass_fds:
@@ -367,7 +373,7 @@ class WorkerSession:
 
             self._harvest_done = True
             self.harvested = refcache.harvest(self.cache_root, self.persist)
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        remove_tree(self.scratch)  # whatever the worker did to its modes: nothing of it is left
 
 
 def _describe_exit(code: int | None) -> str:
