@@ -162,7 +162,7 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
             res.outcome, res.message = "not_built", "ModelNew(*get_init_inputs()) failed in the build worker"
         else:
             w.close()  # nothing writes the tier any more: its new build entries are kept
-            res.extra["tier"] = tier.promote("build worker")
+            tier.promote("build worker")  # recorded in the tier's evidence (verdict: build_tier)
             if memo:
                 with _built_lock:
                     _built[_memo_key(task, source, config)] = time.monotonic()
