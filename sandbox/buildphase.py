@@ -92,12 +92,15 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
     order gives the same)."""
     import threading
 
-    from sandbox.devicelock import WARM_APART
+    from sandbox.devicelock import WARM_APART, YIELDED
+    from sandbox.devicelock import ticket as new_ticket
+    from sandbox.firstcall import LaneYield
     from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied
 
     b = type(j)(j.task, j.source, j.cfg)  # a Judge (not imported here: judge.py imports this module)
     b.opcount_path, b.entry, b.t0, b.deadline = j.opcount_path, j.entry, j.t0, j.deadline
     b.tier = j.open_tier()  # it writes the judgement's working copy; the judging workers read it
+    b.first_calls = j.first_calls  # one budget for the judgement's first calls (sandbox/firstcall.py)
     b.ticket, b.lock_rank = j.ticket, WARM_APART  # the unit's place in line, behind judging pairs
     b.baseline_compile = False  # its reference only makes the warm-up calls' inputs
     t = time.monotonic()
@@ -105,10 +108,16 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
 
     def apart() -> None:  # in a thread of its own: its workers live and die inside it (PR_SET_PDEATHSIG)
         try:
-            b.start(cache_ro=False)
-            b.import_candidate()
-            b._take_device()
-            b.warm(profile, extras)
+            while True:
+                try:
+                    b.start(cache_ro=False)
+                    b.import_candidate()
+                    b._take_device()
+                    b.warm(profile, extras)
+                    break
+                except LaneYield:  # its GPU work held the device while others waited: again, behind them
+                    b.reopen()
+                    b.lock_rank, b.ticket = YIELDED, new_ticket()
         except (WorkerDied, ProtocolViolation) as e:
             violation = b.cand.handle.violation() if b.cand is not None else None
             if violation and violation.startswith("build tier quota"):  # the late order would write as much
@@ -190,6 +199,9 @@ def warm_in_order(j: Judge, order: str, why: str, profile: str, extras: list[str
     (from the warm-apart worker or the late order). A failure at import stays the verdict:
     the build worker imported the same source unsealed, so what fails there sealed is what
     the candidate does at import after its build (a fork bomb, say), not a build."""
+    from sandbox.devicelock import YIELDED, ticket
+    from sandbox.firstcall import LaneYield
+
     failures: list[str] = []
     while True:
         j.v.evidence["build_apart"] = {"order": order, "why": why,
@@ -197,6 +209,10 @@ def warm_in_order(j: Judge, order: str, why: str, profile: str, extras: list[str
         try:
             open_and_warm(j, order, profile, extras)
             return
+        except LaneYield:  # its GPU work held the device while others waited: the same order again, behind them
+            j.reopen()
+            j.lock_rank, j.ticket = YIELDED, ticket()
+            continue
         except Reject as r:
             if order == "late" or j.phase != "warm" or r.status not in (Status.RUNTIME_ERROR, Status.COMPILE_ERROR):
                 raise

@@ -28,8 +28,10 @@ import os
 import re
 import tempfile
 import threading
+import time
 
 JUDGING, WARM_APART = 0, 1  # who waits: a judgement's judging pair goes before a warm-apart worker
+YIELDED = 2  # a judgement whose slow first call gave the device up (sandbox/firstcall.py): after the others
 
 
 class DeviceLock:
@@ -91,6 +93,26 @@ class DeviceLock:
     def locked(self) -> bool:
         return self._held
 
+    def waiting(self) -> int:
+        """How many acquisitions of this process wait for the device now."""
+        with self._cv:
+            return len(self._waiting)
+
+    def yield_to_waiters(self) -> float:
+        """Give the device to the judgements waiting for it and wait for it again, behind them
+        (rank ``YIELDED``, a new ticket: the back of the line); the caller holds it and has
+        stopped its candidate meanwhile (sandbox/firstcall.py). Returns the seconds it was
+        without the device. Counted in ``parked`` meanwhile (the executor's lanes,
+        harness/executors/local.py)."""
+        t = time.monotonic()
+        self.release()
+        _park(self._device, +1)
+        try:
+            self.acquire(YIELDED, ticket())
+        finally:
+            _park(self._device, -1)
+        return time.monotonic() - t
+
     def __enter__(self) -> DeviceLock:
         self.acquire()
         return self
@@ -102,6 +124,19 @@ class DeviceLock:
 _LOCKS: dict[str, DeviceLock] = {}
 _GUARD = threading.Lock()
 _TICKETS = itertools.count()
+_PARKED: dict[str, int] = {}  # device key -> judgements waiting to take their device back
+
+
+def _park(device: str, n: int) -> None:
+    with _GUARD:
+        _PARKED[key(device)] = _PARKED.get(key(device), 0) + n
+
+
+def parked(device: str) -> int:
+    """Judgements of this process that gave ``device`` up during a slow first call and wait to
+    take it back: they hold no device, so an executor may start other judgements beside them."""
+    with _GUARD:
+        return _PARKED.get(key(device), 0)
 
 
 def ticket() -> int:

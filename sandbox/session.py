@@ -13,11 +13,13 @@ import functools
 import hmac
 import os
 import secrets
+import select
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUD
 ENV_DENY = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH")
 _DEBUG = bool(os.environ.get("KH_DEBUG"))
 REPO_ROOT = str(Path(__file__).resolve().parent.parent)
+WAIT_SLICE_S = 0.25  # how often a warm-up request's wait asks whether to give up the device
 
 
 class ProtocolViolation(RuntimeError):
@@ -211,6 +214,8 @@ class WorkerSession:
         self.arena_regions: tuple[str, ...] = ()
         self.arena_mapped: dict[str, int] = {}
         self.arena_info: dict[str, Any] = {}  # the worker's last answer to "arena" (sizes, pinned)
+        # called while a request waits for its reply, during a judgement's warm-up (sandbox/firstcall.py)
+        self.on_wait: Callable[[], float] | None = None
 
     def attach_arena(self, arena: Any, regions: tuple[str, ...]) -> None:
         """Hand the worker the fds of ``regions`` of ``arena`` over its channel (SCM_RIGHTS);
@@ -301,14 +306,16 @@ class WorkerSession:
         except OSError as e:
             raise WorkerDied(f"{self.role} worker died ({_describe_exit(self.handle.poll())}): {e}") from e
         if bound is not None and bound[0] < self.deadline:
+            limit = self._await_reply(bound[0])
             try:
-                rep = self._recv(bound[0])
+                rep = self._recv(limit)
             except WorkerDied as e:
                 if not e.timed_out:
                     raise
                 spent = (time.monotonic_ns() - t0) / 1e9
                 raise CallTimeout(f"the {self.role}'s {op} request ran {spent:.1f} s, past its bound: {bound[1]}") from e
         else:
+            self._await_reply(self.deadline)
             rep = self._recv()
         rtt = time.monotonic_ns() - t0
         acc = self.op_time.setdefault(op, [0, 0.0])
@@ -322,6 +329,21 @@ class WorkerSession:
         if channel.pending(self.sock):
             raise ProtocolViolation(f"{self.role} worker sent an unsolicited extra message after {op}")
         return rep, rtt
+
+    def _await_reply(self, deadline: float) -> float:
+        """Without ``on_wait``: ``deadline``. With it (a judgement's warm-up, sandbox/firstcall.py):
+        wait for the reply in slices of WAIT_SLICE_S, calling ``on_wait`` after each; it may give
+        up the device meanwhile (the worker stopped) and returns the seconds that took, by which
+        the deadline moves (it moves the judgement's own deadlines itself). Returns the deadline."""
+        while self.on_wait is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select([self.sock], [], [], min(WAIT_SLICE_S, left))
+            if ready:
+                break
+            deadline += self.on_wait()
+        return deadline
 
     def freeze(self) -> Any:
         """Stop the worker's whole tree (sandbox/isolation): for the judge's output checks."""
