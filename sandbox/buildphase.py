@@ -1,9 +1,11 @@
 """Builds apart from judging (issue "Isolation", item 2).
 
 A candidate with C++/CUDA extension sources is first imported by a separate jailed build worker
-(``sandbox/prebuild.py``: the compilers run there, writing only the candidate's own tier of the
-build cache). The judging worker then mounts that tier read-only and is sealed (no exec, seccomp)
-before it imports the candidate: it only loads finished builds and can start no process.
+(``sandbox/prebuild.py``: the compilers run there, writing only the judgement's working copy of the
+candidate's tier of the build cache, sandbox/tiers.py). The judging worker then mounts that copy
+read-only and is sealed (no exec, seccomp) before it imports the candidate: it only loads finished
+builds and can start no process. The late order's judging worker mounts it writable; the copy is
+deleted with the judgement, and only the build worker's new build entries are kept.
 
 CUDA sources are built the same way, by a build worker without a GPU, for this machine's GPU
 arch (sandbox/session.py: ``cuda_build``).

@@ -1,15 +1,19 @@
 """One judgement at a time on each device: within one harness process, and for a GPU also
 across the processes of this machine.
 
-A judgement holds its device's lock from the moment its two workers are up (before the
-candidate is imported: import-time code may already use the GPU) until both workers are gone,
-so no other candidate's code, reference or timing runs on that device meanwhile. What is left
-outside the lock is only trusted work that launches no GPU kernel: starting the workers
-(Python, torch, the CUDA context, allocations, the profiler's set-up). The warm-up's kernels
-run after the lock is taken (``warm_device``): a kernel from another process's context would
-time-slice the GPU under the current judgement's timed calls. An executor with two judging
-threads per device therefore overlaps the next judgement's start-up with the current one's
-checks and timing, and timings stay exclusive.
+A judgement holds its device's lock from its warm-up (the candidate's import runs before, sealed
+where it can be: sandbox/buildphase.py) until both workers are gone, so no other candidate's
+warm-up, reference or timing runs on that device meanwhile. What is left outside the lock is
+trusted work that launches no GPU kernel (starting the workers: Python, torch, the CUDA context,
+allocations, the profiler's set-up) and the import. The warm-up's kernels run after the lock is
+taken (``warm_device``): a kernel from another process's context would time-slice the GPU under
+the current judgement's timed calls. An executor with two judging threads per device therefore
+overlaps the next judgement's start-up with the current one's checks and timing, and timings
+stay exclusive.
+
+A warm-up that holds the device for the lane allowance while another judgement waits gives it to
+the waiters and queues behind them (``yield_to_waiters``, rank ``YIELDED``; sandbox/firstcall.py),
+its candidate stopped meanwhile; ``parked`` counts such judgements for the executors' lanes.
 
 CPU judgements take the ``cpu`` lock for the same reason: host timers measure the same cores.
 

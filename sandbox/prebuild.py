@@ -2,9 +2,11 @@
 
 ``prebuild(task, source, config)`` starts one sandboxed ``candidate`` worker (same launcher,
 scrubbed environment and monitors as ``sandbox/judge.py``), asks it to ``import`` the
-candidate (``load_inline`` builds land in the shared content-addressed build cache,
-sandbox/buildcache.py) and to ``setup`` (constructs ``ModelNew``, which catches builds done in
-``__init__``), and never calls ``forward``. It runs on device ``cpu``: compiling needs no GPU.
+candidate (``load_inline`` builds land in a working copy of the candidate's tier of the
+content-addressed build cache, sandbox/buildcache.py and sandbox/tiers.py) and to ``setup``
+(constructs ``ModelNew``, which catches builds done in ``__init__``), and never calls ``forward``.
+On "built" the parent keeps the new build entries in the tier (sealed). It runs on device
+``cpu``: compiling needs no GPU.
 
 Outcomes: ``built`` (the judge will hit the cache), ``compile_error`` (with the verdict the
 judge would give, so the executor can skip the timing slot), ``not_built`` (anything else: a
