@@ -190,6 +190,7 @@ def open_and_warm(j: Judge, order: str, profile: str, extras: list[str]) -> None
     t = time.monotonic()
     j.phase = "warm"
     j.warm(profile, extras)
+    j.phase = "judge"  # from here a setup is bounded by the warm-up's (Judge.setup)
     j.v.durations_s["warm"] = round(time.monotonic() - t, 3)  # first calls: outside the GPU-held bound
 
 

@@ -73,7 +73,7 @@ class Judge(Checks):
         self.lock_rank = devicelock.JUDGING  # the warm-apart worker's Judge waits behind judging pairs
         self._held_since = 0.0
         self.book_pending: dict[tuple[str, ...], list[float]] = {}  # baselines to book once valid (timing.py)
-        self.phase = ""  # "import" or "warm" while buildphase.open_and_warm runs (its fallbacks)
+        self.phase = ""  # "import" or "warm" while buildphase.open_and_warm runs (its fallbacks), then "judge"
         self.tier: WorkTier | None = None  # this judgement's working copy of its build tier (sandbox/tiers.py)
         # the warm-up's one budget and its record of the device given up (sandbox/firstcall.py)
         self.first_calls = FirstCalls(config.first_call_timeout_s)
@@ -160,7 +160,7 @@ class Judge(Checks):
             raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
         # after the warm-up, a setup is bounded by the warm-up's at that profile: a constructor slow
         # only when it is judged would hold the device (sandbox/firstcall.py)
-        warm = self.warm_setup_s.get(profile)
+        warm = None if self.phase == "warm" else self.warm_setup_s.get(profile)
         floor = 60.0 if warm is None else max(SETUP_FLOOR_S, SETUP_MULT * warm)
         rep, _ = self.cand.request("setup", bound=self.call_bound(floor=floor), **common)
         if not rep.get("ok"):

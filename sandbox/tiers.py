@@ -154,6 +154,18 @@ def _promotable(rel: str, src_top: str) -> bool:
     return False
 
 
+def _makedirs(d: str) -> None:
+    """``os.makedirs`` with plain modes (0o755) whatever the umask: a jail's uid reads them."""
+    if os.path.isdir(d):
+        return
+    _makedirs(os.path.dirname(d))
+    try:
+        os.mkdir(d)
+    except FileExistsError:
+        return
+    os.chmod(d, 0o755)
+
+
 def _copy_file(src: str, dst: str) -> tuple[int, str]:
     """Copy a regular file without following a symlink at ``src``; (size, sha256). The copy is a
     new inode with plain modes (0o644, 0o755 when executable): no hard link, no xattr."""
@@ -164,7 +176,7 @@ def _copy_file(src: str, dst: str) -> tuple[int, str]:
             raise OSError(errno.EINVAL, f"not a regular file: {src}")
         h = hashlib.sha256()
         n = 0
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        _makedirs(os.path.dirname(dst))
         tmp = f"{dst}.kh-tmp-{os.getpid()}"
         with open(tmp, "wb") as out:
             while True:
@@ -200,7 +212,9 @@ class WorkTier:
         seals = os.path.join(root, "seals")
         os.makedirs(seals, exist_ok=True)
         path = tempfile.mkdtemp(prefix="kh-tier-")
-        os.chmod(path, 0o700)
+        # readable by the jail's uid where nothing writable made it the owner (a judging worker that
+        # mounts it read-only after the executor's build worker; a container's user), as the tier was
+        os.chmod(path, 0o755)
         t = cls(own, path, os.path.join(seals, os.path.basename(own) + ".json"), quota or quota_bytes())
         with t._locked():
             t.evidence.update(t._seed())
@@ -239,7 +253,8 @@ class WorkTier:
         except FileNotFoundError:
             pass
         remove_tree(self.path)
-        os.makedirs(self.path, mode=0o700)
+        os.makedirs(self.path)
+        os.chmod(self.path, 0o755)
         return {"sealed_files": 0, "dropped": why[:300]}
 
     def _seed(self) -> dict[str, Any]:
