@@ -103,8 +103,7 @@ class FirstCalls:
             return 0.0
         held = now - self._stretch_from
         token = j.cand.freeze()
-        cuda = j.cfg.device.startswith("cuda")
-        if cuda and not _gpu_quiet(j):
+        if _must_restart(j):
             j.cand.thaw(token)  # about to be killed: stopped or not, its kernel runs until the context goes
             self.yields.append({"held_s": round(held, 3), "how": "restarted (its GPU work could not be stopped)"})
             self.restarts += 1
@@ -126,6 +125,12 @@ class FirstCalls:
         self._stretch_from = time.monotonic()
         self.yields.append({"held_s": round(held, 3), "parked_s": round(parked, 3), "how": "stopped"})
         return parked
+
+
+def _must_restart(j: Judge) -> bool:
+    """Stopping the candidate is not enough: on a GPU whose work it left running (a test forces it
+    on CPU, to run the restart's path)."""
+    return j.cfg.device.startswith("cuda") and not _gpu_quiet(j)
 
 
 def _gpu_quiet(j: Judge) -> bool:

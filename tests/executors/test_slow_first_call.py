@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.executors.local import LocalExecutor
-from sandbox import devicelock, rules
+from sandbox import devicelock, firstcall, rules
 from sandbox.contract import EvalConfig, Status, Task, Verdict, load_task  # noqa: F401 (Task: JudgeFn's type)
 from sandbox.verdict import Mode
 
@@ -138,9 +138,14 @@ def _cfg(**kw) -> EvalConfig:
     return EvalConfig(**base)
 
 
-@pytest.mark.parametrize("sleep_s, budget_s", [(6.0, 30.0), (3600.0, 15.0)], ids=["slow", "hang"])
-def test_a_slow_first_call_gives_the_device_to_the_judgement_beside_it(sleep_s, budget_s, monkeypatch):
+@pytest.mark.parametrize("sleep_s, budget_s, restart", [(6.0, 30.0, False), (3600.0, 15.0, False), (3600.0, 15.0, True)],
+                         ids=["slow", "hang", "hang-restarted"])
+def test_a_slow_first_call_gives_the_device_to_the_judgement_beside_it(sleep_s, budget_s, restart, monkeypatch):
+    """``hang-restarted`` takes the GPU's path on CPU (as if a kernel of the stopped candidate still
+    ran): the slow judgement's workers are killed and started again behind the honest one."""
     monkeypatch.setenv("KH_LANE_ALLOWANCE_S", str(ALLOWANCE_S))
+    if restart:
+        monkeypatch.setattr(firstcall, "_must_restart", lambda j: True)
     lock = RecordingLock()
     monkeypatch.setitem(devicelock._LOCKS, devicelock.key("cpu"), lock)
     slow_src = SLOW_FIRST_CALL.replace("__SLEEP__", repr(sleep_s))
@@ -172,7 +177,7 @@ def test_a_slow_first_call_gives_the_device_to_the_judgement_beside_it(sleep_s, 
     delay = honest_got[0] - t_free
     assert delay < min(10.0, ALLOWANCE_S + 3.0), (delay, lock.log)
     fc = s.evidence["first_calls"]
-    assert fc["yields"] and fc["yields"][0]["how"] == "stopped", fc
+    assert fc["yields"] and fc["yields"][0]["how"].startswith("restarted" if restart else "stopped"), fc
     assert ALLOWANCE_S <= fc["yields"][0]["held_s"] < ALLOWANCE_S + 3.0, fc
     if sleep_s < budget_s:  # the slow one's own verdict: valid, its parked time not spent
         assert s.status is Status.VALID, (s.status, s.rule, s.message)
@@ -181,6 +186,8 @@ def test_a_slow_first_call_gives_the_device_to_the_judgement_beside_it(sleep_s, 
         assert (s.status, s.rule) == (Status.TIMEOUT, rules.TIMEOUT), (s.status, s.rule, s.message)
         assert f"{budget_s:g} s for its first calls" in s.message, s.message
         assert lock.times(honest_thread, "free")[0] < lock.times(slow_thread, "free")[-1]
+        if restart:  # it started again behind the honest one, the device asked for anew
+            assert fc["restarts"] == 1 and len(lock.times(slow_thread, "got")) == 2, (fc, lock.log)
 
 
 SLOW_EVERYWHERE = '''
