@@ -18,7 +18,7 @@ with "built" (``WorkTier.promote``): new build entries (a finished ``load_inline
 build, ``<64 hex>/`` holding ``.ok`` or ``.failed``, and the ``cupy/`` and ``torch_extensions/``
 caches), copied as regular files and directories (no symlink, device, socket or FIFO is copied
 and none is followed; each copy a new inode with plain modes), never overwriting a file the tier
-already has. The build worker runs no call: none of the judgement's inputs exists yet. What a
+already has nor adding one to a build entry it has. The build worker runs no call: none of the judgement's inputs exists yet. What a
 worker that made calls wrote (the warm-apart worker's JIT caches, the late order's judging
 worker's builds) is never kept, so in no order does anything a candidate writes while it is
 judged reach a later judgement; a source that compiles at its first call compiles again in each
@@ -297,9 +297,10 @@ class WorkTier:
             if os.path.isdir(self.own) and set(_walk_regular(self.own)) != set(sealed):
                 self._drop_persistent_only()
                 sealed = {}
+            entries = {r.split(os.sep, 1)[0] for r in sealed if _BUILD_ENTRY.fullmatch(r.split(os.sep, 1)[0])}
             new = [r for r in _walk_regular(self.path) if r not in sealed]
             for rel in new:
-                if not _promotable(rel, self.path):
+                if not _promotable(rel, self.path) or rel.split(os.sep, 1)[0] in entries:  # a sealed build: as it was
                     skipped += 1
                     continue
                 try:

@@ -47,15 +47,17 @@ def test_promotion_keeps_new_build_entries_only(tmp_path):
     again.close()
 
 
-def test_a_sealed_file_is_never_overwritten(tmp_path):
+def test_a_sealed_build_entry_never_changes(tmp_path):
     w = _tier(tmp_path)
     _build(w, body=b"first")
     w.promote("build worker")
     w.close()
     w2 = _tier(tmp_path)
-    (Path(w2.path) / ENTRY / "kh_x.so").write_bytes(b"second")  # a later build step rewrites it
+    (Path(w2.path) / ENTRY / "kh_x.so").write_bytes(b"second")  # a later build step rewrites it ...
+    (Path(w2.path) / ENTRY / "memo").write_bytes(b"state")  # ... and adds to it
     assert w2.promote("build worker")["kept_files"] == 0
     assert (Path(w2.own) / ENTRY / "kh_x.so").read_bytes() == b"first"
+    assert not (Path(w2.own) / ENTRY / "memo").exists()
     w2.close()
 
 
