@@ -1,9 +1,11 @@
 """Builds apart from judging (issue "Isolation", item 2).
 
 A candidate with C++/CUDA extension sources is first imported by a separate jailed build worker
-(``sandbox/prebuild.py``: the compilers run there, writing only the candidate's own tier of the
-build cache). The judging worker then mounts that tier read-only and is sealed (no exec, seccomp)
-before it imports the candidate: it only loads finished builds and can start no process.
+(``sandbox/prebuild.py``: the compilers run there, writing only the judgement's working copy of the
+candidate's tier of the build cache, sandbox/tiers.py). The judging worker then mounts that copy
+read-only and is sealed (no exec, seccomp) before it imports the candidate: it only loads finished
+builds and can start no process. The late order's judging worker mounts it writable; the copy is
+deleted with the judgement, and only the build worker's new build entries are kept.
 
 CUDA sources are built the same way, by a build worker without a GPU, for this machine's GPU
 arch (sandbox/session.py: ``cuda_build``).
@@ -35,6 +37,7 @@ import re
 import time
 from typing import TYPE_CHECKING
 
+from sandbox import rules
 from sandbox.errors import Reject
 from sandbox.verdict import Status
 
@@ -68,10 +71,12 @@ def build(j: Judge) -> bool:
     if take_built(j.task, j.source, j.cfg):  # the executor's build worker just did this very step
         j.v.evidence["build"] = {"by": "the executor's build worker (this process)"}
         return True
-    res = prebuild(j.task, j.source, j.cfg)
+    res = prebuild(j.task, j.source, j.cfg, tier=j.open_tier())
     j.v.durations_s["build"] = round(res.wall_s, 3)
     j.v.durations_s["compile"] = round(res.compile_s, 3)
     j.v.evidence["build"] = {"builds": res.builds, "cache_hits": res.cache_hits, **res.extra}
+    if res.outcome == "over_quota":
+        raise Reject(Status.REJECTED, rules.RESOURCES, res.message)
     if res.outcome == "compile_error":
         raise Reject(Status.COMPILE_ERROR, None, res.message,  # the same verdict the judging worker would give
                      log=res.verdict.logs if res.verdict is not None else res.message)
@@ -89,11 +94,15 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
     order gives the same)."""
     import threading
 
-    from sandbox.devicelock import WARM_APART
-    from sandbox.session import ProtocolViolation, WorkerDied
+    from sandbox.devicelock import WARM_APART, YIELDED
+    from sandbox.devicelock import ticket as new_ticket
+    from sandbox.firstcall import LaneYield
+    from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied
 
     b = type(j)(j.task, j.source, j.cfg)  # a Judge (not imported here: judge.py imports this module)
     b.opcount_path, b.entry, b.t0, b.deadline = j.opcount_path, j.entry, j.t0, j.deadline
+    b.tier = j.open_tier()  # it writes the judgement's working copy; the judging workers read it
+    b.first_calls = j.first_calls  # one budget for the judgement's first calls (sandbox/firstcall.py)
     b.ticket, b.lock_rank = j.ticket, WARM_APART  # the unit's place in line, behind judging pairs
     b.baseline_compile = False  # its reference only makes the warm-up calls' inputs
     t = time.monotonic()
@@ -101,13 +110,25 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
 
     def apart() -> None:  # in a thread of its own: its workers live and die inside it (PR_SET_PDEATHSIG)
         try:
-            b.start(cache_ro=False)
-            b.import_candidate()
-            b._take_device()
-            b.warm(profile, extras)
+            while True:
+                try:
+                    b.start(cache_ro=False)
+                    b.import_candidate()
+                    b._take_device()
+                    b.warm(profile, extras)
+                    break
+                except LaneYield:  # its GPU work held the device while others waited: again, behind them
+                    b.reopen()
+                    b.lock_rank, b.ticket = YIELDED, new_ticket()
         except (WorkerDied, ProtocolViolation) as e:
-            state["ok"] = False
-            j.v.evidence["warm_apart_failed"] = f"{type(e).__name__}: {e}"[:300]
+            violation = b.cand.handle.violation() if b.cand is not None else None
+            if violation and violation.startswith("build tier quota"):  # the late order would write as much
+                state["error"] = Reject(Status.REJECTED, rules.RESOURCES, f"resource limit: {violation}")
+            elif isinstance(e, CallTimeout):  # its first calls' budget is the judgement's: the verdict
+                state["error"] = e
+            else:
+                state["ok"] = False
+                j.v.evidence["warm_apart_failed"] = f"{type(e).__name__}: {e}"[:300]
         except BaseException as e:  # noqa: BLE001 - the verdict (a Reject) or an error: raised below
             state["error"] = e
         finally:
@@ -131,6 +152,9 @@ def warm_apart(j: Judge, profile: str, extras: list[str]) -> bool:
                 w.deadline = max(w.deadline, j.deadline)
     if "error" in state:
         raise state["error"]  # type: ignore[misc]
+    # what it wrote (JIT caches, and anything else) stays in the judgement's working copy of the
+    # tier, read-only to the judging workers, and goes with the judgement: it made calls, so nothing
+    # of it is kept for a later judgement (sandbox/tiers.py)
     if not state["ok"]:
         j.reopen()  # the late order starts its own workers (build dir writable)
     return bool(state["ok"])
@@ -166,6 +190,7 @@ def open_and_warm(j: Judge, order: str, profile: str, extras: list[str]) -> None
     t = time.monotonic()
     j.phase = "warm"
     j.warm(profile, extras)
+    j.phase = "judge"  # from here a setup is bounded by the warm-up's (Judge.setup)
     j.v.durations_s["warm"] = round(time.monotonic() - t, 3)  # first calls: outside the GPU-held bound
 
 
@@ -177,6 +202,9 @@ def warm_in_order(j: Judge, order: str, why: str, profile: str, extras: list[str
     (from the warm-apart worker or the late order). A failure at import stays the verdict:
     the build worker imported the same source unsealed, so what fails there sealed is what
     the candidate does at import after its build (a fork bomb, say), not a build."""
+    from sandbox.devicelock import YIELDED, ticket
+    from sandbox.firstcall import LaneYield
+
     failures: list[str] = []
     while True:
         j.v.evidence["build_apart"] = {"order": order, "why": why,
@@ -184,6 +212,10 @@ def warm_in_order(j: Judge, order: str, why: str, profile: str, extras: list[str
         try:
             open_and_warm(j, order, profile, extras)
             return
+        except LaneYield:  # its GPU work held the device while others waited: the same order again, behind them
+            j.reopen()
+            j.lock_rank, j.ticket = YIELDED, ticket()
+            continue
         except Reject as r:
             if order == "late" or j.phase != "warm" or r.status not in (Status.RUNTIME_ERROR, Status.COMPILE_ERROR):
                 raise

@@ -30,7 +30,7 @@ class EvalConfig:
     candidate_name: str = "candidate.py"  # file name shown in messages
     memory_limit_gb: float | None = None  # None: CPU min(8 GiB, 35% of RAM) RSS; GPU 64 GiB
     unsafe_no_isolation: bool = False  # judge even where no jail can be made (recorded: isolation none)
-    first_call_timeout_s: float = 90.0  # each warm-up call (first call per profile: JIT, autotune)
+    first_call_timeout_s: float = 90.0  # one budget for a judgement's first calls, every profile and order (sandbox/firstcall.py)
     file_size_limit_bytes: int | None = None  # workers' RLIMIT_FSIZE (None: Limits' default); no output travels in a file
     gpu_hold_s: float = 120.0  # bound on holding the GPU after warm-up (CUDA; compile and first calls excluded)
     # baselines timed by an earlier valid judgement of the op in this process are reused, checked

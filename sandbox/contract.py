@@ -15,12 +15,15 @@ the evaluator imports nothing of ``harness/``.
   ``isolation_probe``, ``engine_probe``
 - name registries (methods, executors, LLM backends, isolation): ``Registry``, ``UnknownName``,
   ``load_target``
+- the device lanes, for the executors: ``parked_judgements`` (judgements that gave their device
+  up during a slow first call, sandbox/firstcall.py)
 """
 
 from __future__ import annotations
 
 from sandbox.buildphase import NATIVE_BUILD
 from sandbox.config import EvalConfig
+from sandbox.devicelock import parked as parked_judgements
 from sandbox.errors import CandidateError
 from sandbox.evaluate import evaluate
 from sandbox.isolation import get_launcher
@@ -42,4 +45,5 @@ __all__ = [
     "fingerprint", "get_launcher", "isolation_probe", "load_target", "load_task", "nvidia_smi",
     "package_version", "prebuild",
     "DegenerateTask", "TaskCheck", "check_tasks",
+    "parked_judgements",
 ]

@@ -1,15 +1,19 @@
 """One judgement at a time on each device: within one harness process, and for a GPU also
 across the processes of this machine.
 
-A judgement holds its device's lock from the moment its two workers are up (before the
-candidate is imported: import-time code may already use the GPU) until both workers are gone,
-so no other candidate's code, reference or timing runs on that device meanwhile. What is left
-outside the lock is only trusted work that launches no GPU kernel: starting the workers
-(Python, torch, the CUDA context, allocations, the profiler's set-up). The warm-up's kernels
-run after the lock is taken (``warm_device``): a kernel from another process's context would
-time-slice the GPU under the current judgement's timed calls. An executor with two judging
-threads per device therefore overlaps the next judgement's start-up with the current one's
-checks and timing, and timings stay exclusive.
+A judgement holds its device's lock from its warm-up (the candidate's import runs before, sealed
+where it can be: sandbox/buildphase.py) until both workers are gone, so no other candidate's
+warm-up, reference or timing runs on that device meanwhile. What is left outside the lock is
+trusted work that launches no GPU kernel (starting the workers: Python, torch, the CUDA context,
+allocations, the profiler's set-up) and the import. The warm-up's kernels run after the lock is
+taken (``warm_device``): a kernel from another process's context would time-slice the GPU under
+the current judgement's timed calls. An executor with two judging threads per device therefore
+overlaps the next judgement's start-up with the current one's checks and timing, and timings
+stay exclusive.
+
+A warm-up that holds the device for the lane allowance while another judgement waits gives it to
+the waiters and queues behind them (``yield_to_waiters``, rank ``YIELDED``; sandbox/firstcall.py),
+its candidate stopped meanwhile; ``parked`` counts such judgements for the executors' lanes.
 
 CPU judgements take the ``cpu`` lock for the same reason: host timers measure the same cores.
 
@@ -28,8 +32,10 @@ import os
 import re
 import tempfile
 import threading
+import time
 
 JUDGING, WARM_APART = 0, 1  # who waits: a judgement's judging pair goes before a warm-apart worker
+YIELDED = 2  # a judgement whose slow first call gave the device up (sandbox/firstcall.py): after the others
 
 
 class DeviceLock:
@@ -91,6 +97,26 @@ class DeviceLock:
     def locked(self) -> bool:
         return self._held
 
+    def waiting(self) -> int:
+        """How many acquisitions of this process wait for the device now."""
+        with self._cv:
+            return len(self._waiting)
+
+    def yield_to_waiters(self) -> float:
+        """Give the device to the judgements waiting for it and wait for it again, behind them
+        (rank ``YIELDED``, a new ticket: the back of the line); the caller holds it and has
+        stopped its candidate meanwhile (sandbox/firstcall.py). Returns the seconds it was
+        without the device. Counted in ``parked`` meanwhile (the executor's lanes,
+        harness/executors/local.py)."""
+        t = time.monotonic()
+        self.release()
+        _park(self._device, +1)
+        try:
+            self.acquire(YIELDED, ticket())
+        finally:
+            _park(self._device, -1)
+        return time.monotonic() - t
+
     def __enter__(self) -> DeviceLock:
         self.acquire()
         return self
@@ -102,6 +128,19 @@ class DeviceLock:
 _LOCKS: dict[str, DeviceLock] = {}
 _GUARD = threading.Lock()
 _TICKETS = itertools.count()
+_PARKED: dict[str, int] = {}  # device key -> judgements waiting to take their device back
+
+
+def _park(device: str, n: int) -> None:
+    with _GUARD:
+        _PARKED[key(device)] = _PARKED.get(key(device), 0) + n
+
+
+def parked(device: str) -> int:
+    """Judgements of this process that gave ``device`` up during a slow first call and wait to
+    take it back: they hold no device, so an executor may start other judgements beside them."""
+    with _GUARD:
+        return _PARKED.get(key(device), 0)
 
 
 def ticket() -> int:

@@ -19,12 +19,14 @@ from sandbox.attribution import attribute
 from sandbox.candidate import Entry, entry_point
 from sandbox.checks import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.devicelock import DeviceLock, device_lock
+from sandbox.firstcall import FirstCalls
 from sandbox.isolation import get_launcher
 from sandbox.isolation.base import SandboxUnavailable
 from sandbox.isolation.process import outer_uid
 from sandbox.judgeenv import _errors_first, cache_root, environment, worker_limits  # noqa: F401 (used by prebuild, attribution)
 from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
 from sandbox.task import Task, TaskError
+from sandbox.tiers import WorkTier
 from sandbox.verdict import Mode, Status, Verdict, tolerance_evidence
 
 if TYPE_CHECKING:
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 
 
 WARM_SEED = 12345  # public: the warm-up calls are never checked
+SETUP_FLOOR_S, SETUP_MULT = 10.0, 3.0  # a setup after the warm-up: max(floor, mult x the warm-up's at that profile)
 
 
 class Judge(Checks):
@@ -70,11 +73,24 @@ class Judge(Checks):
         self.lock_rank = devicelock.JUDGING  # the warm-apart worker's Judge waits behind judging pairs
         self._held_since = 0.0
         self.book_pending: dict[tuple[str, ...], list[float]] = {}  # baselines to book once valid (timing.py)
-        self.phase = ""  # "import" or "warm" while buildphase.open_and_warm runs (its fallbacks)
+        self.phase = ""  # "import" or "warm" while buildphase.open_and_warm runs (its fallbacks), then "judge"
+        self.tier: WorkTier | None = None  # this judgement's working copy of its build tier (sandbox/tiers.py)
+        # the warm-up's one budget and its record of the device given up (sandbox/firstcall.py)
+        self.first_calls = FirstCalls(config.first_call_timeout_s)
+        self.warm_setup_s: dict[str, float] = {}  # the candidate's setup at each profile in the warm-up
 
     # -- helpers -----------------------------------------------------------------------
     def overrides(self, profile: str) -> dict[str, Any]:
         return dict(self.task.shapes.get(profile, {})) if profile != "default" else {}
+
+    def open_tier(self) -> WorkTier:
+        """The judgement's private working copy of the candidate's build tier: written by its
+        build step, read-only to its judging workers (the late order's: writable), deleted with
+        the judgement (sandbox/tiers.py)."""
+        if self.tier is None:
+            _, own, _ = buildcache.layout(cache_root(self.cfg), self.source)
+            self.tier = WorkTier.open(cache_root(self.cfg), own)
+        return self.tier
 
     # -- phases ------------------------------------------------------------------------
     def start(self, cache_ro: bool = False) -> None:
@@ -88,8 +104,10 @@ class Judge(Checks):
         self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits,
                                  persist=refcache.entry_dir(cache_root(self.cfg), self.task.source, self.cfg.device),
                                  preload=self.baseline_compile)
+        tier = self.open_tier()
         self.cand = WorkerSession("candidate", launcher, self.cfg.device, own, self.deadline, limits, hide=hide,
-                                  shared=[shared, trusted], uid=outer_uid(own), cache_ro=cache_ro)
+                                  shared=[shared, trusted], uid=outer_uid(own), cache_ro=cache_ro,
+                                  tier=tier.path, tier_quota=tier.quota)
         try:
             self.ref.connect()
             self.cand.connect()
@@ -140,7 +158,11 @@ class Judge(Checks):
         rep, _ = self.ref.request("setup", compile=self.baseline_compile, **common)
         if not rep.get("ok"):
             raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
-        rep, _ = self.cand.request("setup", bound=self.call_bound(floor=60.0), **common)
+        # after the warm-up, a setup is bounded by the warm-up's at that profile: a constructor slow
+        # only when it is judged would hold the device (sandbox/firstcall.py)
+        warm = None if self.phase == "warm" else self.warm_setup_s.get(profile)
+        floor = 60.0 if warm is None else max(SETUP_FLOOR_S, SETUP_MULT * warm)
+        rep, _ = self.cand.request("setup", bound=self.call_bound(floor=floor), **common)
         if not rep.get("ok"):
             raise Reject(Status.RUNTIME_ERROR, None, f"ModelNew(*get_init_inputs()) failed at profile {profile!r}",
                          log=rep.get("error", ""))
@@ -193,10 +215,14 @@ class Judge(Checks):
         """Build and JIT everything before judging: one call of the candidate at each profile it
         will be judged at (Triton and lazy builds compile here, with a public seed, unchecked),
         then seal the worker: no process may start from here on, and none may be left running."""
-        first_why = f"{self.cfg.first_call_timeout_s:g} s for a first call (JIT and autotune included)"
+        fc = self.first_calls  # one budget, and the device given up while slow (sandbox/firstcall.py)
         for p in [profile, *extras]:
-            self.setup(p)  # the reference too: it makes the warm-up call's inputs
-            self.cand_call(WARM_SEED, bound=(time.monotonic() + self.cfg.first_call_timeout_s, first_why))
+            t = time.monotonic()
+            with fc.watch(self, spend=False):
+                self.setup(p)  # the reference too: it makes the warm-up call's inputs
+            self.warm_setup_s[p] = max(self.warm_setup_s.get(p, 0.0), time.monotonic() - t - fc.parked_s)
+            with fc.watch(self, spend=True):
+                self.cand_call(WARM_SEED, bound=fc.bound())
         rep, _ = self.cand.request("seal", bound=self.call_bound(floor=10.0))
         if self.cfg.device.startswith("cuda"):
             self.hold_until = time.monotonic() + self.cfg.gpu_hold_s
@@ -342,7 +368,13 @@ def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
             else:
                 _died(j, e)
     finally:
-        j.close()
+        try:
+            j.close()
+        finally:
+            j.v.evidence["first_calls"] = j.first_calls.evidence()
+            if j.tier is not None:  # nothing the candidate wrote into it outlives the judgement
+                j.v.evidence["build_tier"] = j.tier.evidence
+                j.tier.close()
     if ref_failure is not None:  # the candidate's workers are gone: now the reference runs alone
         attribute(j, ref_failure)
     j.v.tolerance = tolerance_evidence(j.v.trials, j.atol, j.rtol)  # also, most usefully, when incorrect

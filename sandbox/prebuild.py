@@ -2,9 +2,11 @@
 
 ``prebuild(task, source, config)`` starts one sandboxed ``candidate`` worker (same launcher,
 scrubbed environment and monitors as ``sandbox/judge.py``), asks it to ``import`` the
-candidate (``load_inline`` builds land in the shared content-addressed build cache,
-sandbox/buildcache.py) and to ``setup`` (constructs ``ModelNew``, which catches builds done in
-``__init__``), and never calls ``forward``. It runs on device ``cpu``: compiling needs no GPU.
+candidate (``load_inline`` builds land in a working copy of the candidate's tier of the
+content-addressed build cache, sandbox/buildcache.py and sandbox/tiers.py) and to ``setup``
+(constructs ``ModelNew``, which catches builds done in ``__init__``), and never calls ``forward``.
+On "built" the parent keeps the new build entries in the tier (sealed). It runs on device
+``cpu``: compiling needs no GPU.
 
 Outcomes: ``built`` (the judge will hit the cache), ``compile_error`` (with the verdict the
 judge would give, so the executor can skip the timing slot), ``not_built`` (anything else: a
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from sandbox.task import Task
+    from sandbox.tiers import WorkTier
 
 BUILD_NICENESS = 19  # build workers take only CPU time that judgements leave
 MEMO_S = 3600.0  # how long a build worker's "built" stands in for the judge's own (issue 16)
@@ -62,7 +65,7 @@ def take_built(task: Task, source: str, config: EvalConfig) -> bool:
 
 @dataclass
 class BuildResult:
-    outcome: str  # "built" | "compile_error" | "not_built"
+    outcome: str  # "built" | "compile_error" | "not_built" | "over_quota" (the build tier's quota)
     wall_s: float = 0.0  # worker start to setup done, parent clock
     compile_s: float = 0.0  # time inside the compiler (worker's build-cache wrapper)
     builds: int = 0  # builds run (0 with cache_hits > 0: everything was cached)
@@ -94,11 +97,14 @@ def _compile_error_verdict(task: Task, source: str, config: EvalConfig, rep: dic
 
 
 def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = None,
-             memo: bool = False) -> BuildResult:
+             memo: bool = False, tier: WorkTier | None = None) -> BuildResult:
     """Build ``source`` for ``task`` into the build cache; never raises for a bad candidate.
     ``memo``: an executor's build ahead of judging; a "built" outcome lets that judgement skip
-    its own build worker (``take_built``)."""
-    from sandbox import buildcache, scan
+    its own build worker (``take_built``). ``tier``: the judgement's working copy of the build
+    tier (sandbox/tiers.py) the build worker writes; by default one of its own, deleted after.
+    A "built" outcome keeps the new build entries in the tier (``WorkTier.promote``); a tier over
+    its quota is the outcome ``over_quota`` (the judge's verdict: ``rejected sandbox.resources``)."""
+    from sandbox import buildcache, scan, tiers
     from sandbox.candidate import entry_point
     from sandbox.isolation import Limits, get_launcher
     from sandbox.isolation.process import outer_uid
@@ -124,11 +130,14 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
     limits = Limits(address_space_bytes=None if cuda else 16 * 2**30, rss_bytes=16 * 2**30,
                     wall_seconds=config.timeout_s, niceness=BUILD_NICENESS)
     w = None
+    own_tier = tier is None
     try:
         shared, own, trusted = buildcache.layout(cache_root(config), source)
+        if tier is None:
+            tier = tiers.WorkTier.open(cache_root(config), own)
         w = WorkerSession("candidate", get_launcher(config.sandbox, unsafe=config.unsafe_no_isolation), "cpu", own,
                           t0 + config.timeout_s, limits, hide=list(config.hidden_paths), shared=[shared],
-                          uid=outer_uid(own), cuda_build=cuda)
+                          uid=outer_uid(own), cuda_build=cuda, tier=tier.path, tier_quota=tier.quota)
         w.connect()
         quiet.register(w.handle)  # stopped while a judgement confirms a timing check (sandbox/quiet.py)
         path = os.path.join(w.scratch, os.path.basename(config.candidate_name) or "candidate.py")
@@ -153,17 +162,27 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
                             overrides=overrides, init_seed=0, entry=entry)
         if not srep.get("ok"):
             res.outcome, res.message = "not_built", "ModelNew(*get_init_inputs()) failed in the build worker"
-        elif memo:
-            with _built_lock:
-                _built[_memo_key(task, source, config)] = time.monotonic()
+        else:
+            w.close()  # nothing writes the tier any more: its new build entries are kept
+            tier.promote("build worker")  # recorded in the tier's evidence (verdict: build_tier)
+            if memo:
+                with _built_lock:
+                    _built[_memo_key(task, source, config)] = time.monotonic()
         res.wall_s = time.monotonic() - t0
         return res
+    except tiers.TierQuotaExceeded as e:
+        return BuildResult("over_quota", wall_s=time.monotonic() - t0, message=f"resource limit: {e}")
     except (WorkerDied, OSError, RuntimeError) as e:  # incl. ProtocolViolation: the judge decides
+        violation = w.handle.violation() if w is not None else None
+        if violation and violation.startswith("build tier quota"):
+            return BuildResult("over_quota", wall_s=time.monotonic() - t0, message=f"resource limit: {violation}")
         return BuildResult("not_built", wall_s=time.monotonic() - t0, message=f"build worker: {e}")
     finally:
         if w is not None:
             quiet.unregister(w.handle)
             w.close()
+        if own_tier and tier is not None:
+            tier.close()
 
 
 def ensure_pch() -> float:

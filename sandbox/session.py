@@ -13,17 +13,19 @@ import functools
 import hmac
 import os
 import secrets
-import shutil
+import select
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from sandbox import channel
 from sandbox.isolation.base import Launcher, Limits, Mount, WorkerSpec
+from sandbox.tiers import remove_tree
 
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH",
              "TORCH_CUDA_ARCH_LIST", "LD_LIBRARY_PATH", "MAX_JOBS", "CC", "CXX", "NVCC_CCBIN",
@@ -33,6 +35,7 @@ ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUD
 ENV_DENY = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH")
 _DEBUG = bool(os.environ.get("KH_DEBUG"))
 REPO_ROOT = str(Path(__file__).resolve().parent.parent)
+WAIT_SLICE_S = 0.25  # how often a warm-up request's wait asks whether to give up the device
 
 
 class ProtocolViolation(RuntimeError):
@@ -122,14 +125,17 @@ def _gpu_arch() -> str | None:
 
 
 class WorkerSession:
-    """``cache_root``: the worker's own build dir (rw; a candidate's namespace of the build
-    cache, sandbox/buildcache.py); ``shared``: read-only dirs it may load from (the trusted
-    tier of the cache, the harness's own helpers)."""
+    """``cache_root``: the worker's own build dir (a candidate's namespace of the build cache,
+    sandbox/buildcache.py), as the worker sees it; ``tier``: the host dir bound there (the
+    judgement's working copy of that tier, sandbox/tiers.py: writable with ``tier_quota`` bytes
+    at most unless ``cache_ro``); ``shared``: read-only dirs it may load from (the trusted tier
+    of the cache, the harness's own helpers)."""
 
     def __init__(self, role: str, launcher: Launcher, device: str, cache_root: str | None,
                  deadline: float, limits: Limits, hide: list[str] | None = None,
                  shared: list[str] | None = None, uid: int | None = None, cache_ro: bool = False,
-                 cuda_build: bool = False, persist: str | None = None, preload: bool = False) -> None:
+                 cuda_build: bool = False, persist: str | None = None, preload: bool = False,
+                 tier: str | None = None, tier_quota: int | None = None) -> None:
         self.role = role
         self.deadline = deadline
         self.scratch = tempfile.mkdtemp(prefix=f"kh-{role}-")
@@ -153,8 +159,11 @@ class WorkerSession:
                 "--device", worker_device, "--cache-root", cache_root, *(a for d in shared for a in ("--shared", d)),
                 *(["--preload-compile"] if preload else [])]
         mounts = [Mount(d, d, False) for d in shared]
+        quotas: tuple[tuple[str, int], ...] = ()
         if not cache_root.startswith(self.scratch + "/"):  # read-only when a build worker made it (judge.py)
-            mounts.append(Mount(cache_root, cache_root, not cache_ro))
+            mounts.append(Mount(tier or cache_root, cache_root, not cache_ro))
+            if tier is not None and not cache_ro and tier_quota:
+                quotas = ((tier, int(tier_quota)),)
         self.listener: channel.Listener | None = None
         self._secret = secrets.token_hex(16)
         pass_fds: tuple[int, ...] = ()
@@ -187,14 +196,14 @@ class WorkerSession:
         spec = WorkerSpec(
             argv=argv, env=env, cwd=self.scratch,
             scratch=self.scratch, mounts=mounts, hide=list(hide or []), limits=limits,
-            gpu=device.startswith("cuda"), log_path=self.log_path, pass_fds=pass_fds, uid=uid,
+            gpu=device.startswith("cuda"), log_path=self.log_path, pass_fds=pass_fds, uid=uid, quotas=quotas,
         )
         try:
             self.handle = launcher.start(spec)
         except BaseException:
             if self.listener is not None:
                 self.listener.close()
-            shutil.rmtree(self.scratch, ignore_errors=True)  # nothing started: nothing of it is left
+            remove_tree(self.scratch)  # nothing started: nothing of it is left
             raise
         finally:
             if pass_fds:
@@ -205,6 +214,8 @@ class WorkerSession:
         self.arena_regions: tuple[str, ...] = ()
         self.arena_mapped: dict[str, int] = {}
         self.arena_info: dict[str, Any] = {}  # the worker's last answer to "arena" (sizes, pinned)
+        # called while a request waits for its reply, during a judgement's warm-up (sandbox/firstcall.py)
+        self.on_wait: Callable[[], float] | None = None
 
     def attach_arena(self, arena: Any, regions: tuple[str, ...]) -> None:
         """Hand the worker the fds of ``regions`` of ``arena`` over its channel (SCM_RIGHTS);
@@ -295,14 +306,16 @@ class WorkerSession:
         except OSError as e:
             raise WorkerDied(f"{self.role} worker died ({_describe_exit(self.handle.poll())}): {e}") from e
         if bound is not None and bound[0] < self.deadline:
+            limit = self._await_reply(bound[0])
             try:
-                rep = self._recv(bound[0])
+                rep = self._recv(limit)
             except WorkerDied as e:
                 if not e.timed_out:
                     raise
                 spent = (time.monotonic_ns() - t0) / 1e9
                 raise CallTimeout(f"the {self.role}'s {op} request ran {spent:.1f} s, past its bound: {bound[1]}") from e
         else:
+            self._await_reply(self.deadline)
             rep = self._recv()
         rtt = time.monotonic_ns() - t0
         acc = self.op_time.setdefault(op, [0, 0.0])
@@ -316,6 +329,21 @@ class WorkerSession:
         if channel.pending(self.sock):
             raise ProtocolViolation(f"{self.role} worker sent an unsolicited extra message after {op}")
         return rep, rtt
+
+    def _await_reply(self, deadline: float) -> float:
+        """Without ``on_wait``: ``deadline``. With it (a judgement's warm-up, sandbox/firstcall.py):
+        wait for the reply in slices of WAIT_SLICE_S, calling ``on_wait`` after each; it may give
+        up the device meanwhile (the worker stopped) and returns the seconds that took, by which
+        the deadline moves (it moves the judgement's own deadlines itself). Returns the deadline."""
+        while self.on_wait is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select([self.sock], [], [], min(WAIT_SLICE_S, left))
+            if ready:
+                break
+            deadline += self.on_wait()
+        return deadline
 
     def freeze(self) -> Any:
         """Stop the worker's whole tree (sandbox/isolation): for the judge's output checks."""
@@ -367,7 +395,7 @@ class WorkerSession:
 
             self._harvest_done = True
             self.harvested = refcache.harvest(self.cache_root, self.persist)
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        remove_tree(self.scratch)  # whatever the worker did to its modes: nothing of it is left
 
 
 def _describe_exit(code: int | None) -> str:

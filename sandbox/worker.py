@@ -309,10 +309,12 @@ def main(argv: list[str] | None = None) -> int:
         handlers["import"], handlers["seal"], handlers["control"] = w.import_candidate, w.seal, w.control
     else:
         from sandbox import refcheck
+        from sandbox.gpuquiet import probe as gpu_quiet
 
         handlers["peaks"], handlers["device_name"] = w.peaks, w.device_name
         handlers["check"] = lambda req: refcheck.check(w, req)
         handlers["stage"] = w.stage
+        handlers["gpu_quiet"] = lambda req: {"ok": True, **gpu_quiet(w.torch, w._spin_rate)}  # sandbox/firstcall.py
     exit_now = os._exit
     while True:
         req = recv()

@@ -32,7 +32,9 @@ from harness.astlock import serialise_ast_parse
 from harness.executors import buildorder
 from harness.executors.base import ExecutorStats, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
-from sandbox.contract import EvalConfig, Task, Verdict
+from sandbox.contract import EvalConfig, Task, Verdict, parked_judgements
+
+LANE_POLL_S = 0.5  # how often an idle judging thread looks again at its device's parked judgements
 
 
 def default_compile_workers() -> int:
@@ -123,8 +125,13 @@ class LocalExecutor:
         # checks and timing (default_judges_per_device); KH_JUDGES_PER_DEVICE: an operator's override
         default = default_judges_per_device(self.devices)
         self.judges_per_device = max(1, judges_per_device or int(os.environ.get("KH_JUDGES_PER_DEVICE") or default))
+        # as many threads again for the judgements that gave their device up during a slow first call
+        # (sandbox/firstcall.py: parked, holding no device): a thread takes a unit only while fewer
+        # than judges_per_device of the device's judgements are in flight and not parked, so a slow
+        # or hanging warm-up occupies its own judgement, not a lane
+        self._running = dict.fromkeys(self.devices, 0)
         self._timers = [threading.Thread(target=self._timing_loop, args=(d,), name=f"kh-time-{d}-{k}", daemon=True)
-                        for d in self.devices for k in range(self.judges_per_device)]
+                        for d in self.devices for k in range(2 * self.judges_per_device)]
         for t in self._timers:
             t.start()
 
@@ -251,31 +258,44 @@ class LocalExecutor:
             from sandbox.contract import evaluate as judge
         while True:
             with self._cv:
-                while not self._ready and not self._closed:
-                    self._cv.wait()
+                while not self._closed and not (self._ready and self._lane_free(device)):
+                    self._cv.wait(timeout=LANE_POLL_S)  # a judgement parks or resumes outside this condition
                 if self._closed:
                     return
                 unit = heapq.heappop(self._ready)
-            cfg = unit.config
-            if cfg.device.startswith("cuda") and len(self.devices) > 1 and device.startswith("cuda"):
-                cfg = dataclasses.replace(cfg, device=device)
-            t0 = time.monotonic()
-            held: float | None = None
+                self._running[device] += 1
             try:
-                v = judge(unit.task, unit.source, cfg)
-                held = v.durations_s.get("exclusive")
-            except BaseException as e:  # noqa: BLE001 - CandidateError/TaskError go to the caller
-                unit.future.set_exception(e)
-            else:
-                if unit.build is not None:
-                    v.evidence.setdefault("executor", {"name": self.name, "prebuild": unit.build.outcome,
-                                                       "prebuild_compile_s": round(unit.build.compile_s, 3),
-                                                       "lane": device})
-                else:  # nothing to compile ahead: it came straight to this lane
-                    v.evidence.setdefault("executor", {"name": self.name, "prebuild": "none", "lane": device})
-                unit.future.set_result(v)
+                self._judge_unit(unit, device, judge)
             finally:
-                with self.stats.lock:  # busy = the time the device was held (whole judgement if unknown)
-                    self.stats.busy_s += held if held is not None else time.monotonic() - t0
-                    self.stats.judged += 1
-                self.stats.mark_done()
+                with self._cv:
+                    self._running[device] -= 1
+                    self._cv.notify_all()
+
+    def _lane_free(self, device: str) -> bool:
+        """Fewer than judges_per_device of ``device``'s judgements are in flight and not parked."""
+        return self._running[device] - parked_judgements(device) < self.judges_per_device
+
+    def _judge_unit(self, unit: _Unit, device: str, judge: JudgeFn) -> None:
+        cfg = unit.config
+        if cfg.device.startswith("cuda") and len(self.devices) > 1 and device.startswith("cuda"):
+            cfg = dataclasses.replace(cfg, device=device)
+        t0 = time.monotonic()
+        held: float | None = None
+        try:
+            v = judge(unit.task, unit.source, cfg)
+            held = v.durations_s.get("exclusive")
+        except BaseException as e:  # noqa: BLE001 - CandidateError/TaskError go to the caller
+            unit.future.set_exception(e)
+        else:
+            if unit.build is not None:
+                v.evidence.setdefault("executor", {"name": self.name, "prebuild": unit.build.outcome,
+                                                   "prebuild_compile_s": round(unit.build.compile_s, 3),
+                                                   "lane": device})
+            else:  # nothing to compile ahead: it came straight to this lane
+                v.evidence.setdefault("executor", {"name": self.name, "prebuild": "none", "lane": device})
+            unit.future.set_result(v)
+        finally:
+            with self.stats.lock:  # busy = the time the device was held (whole judgement if unknown)
+                self.stats.busy_s += held if held is not None else time.monotonic() - t0
+                self.stats.judged += 1
+            self.stats.mark_done()

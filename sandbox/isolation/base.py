@@ -53,6 +53,9 @@ class WorkerSpec:
     pass_fds: tuple[int, ...] = ()  # inherited fds (the channel), for backends that can pass them
     uid: int | None = None  # root only: the unprivileged outer uid the worker runs as
     connects: bool = False  # may connect(2) to sockets it is shown (a method program's endpoints)
+    # (host dir, max bytes): writable dirs with a size quota (a candidate's build tier, sandbox/tiers.py);
+    # the watchdog kills the worker above one, naming it in ``violation()``
+    quotas: tuple[tuple[str, int], ...] = ()
 
 
 class WorkerHandle(Protocol):

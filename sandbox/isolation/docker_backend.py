@@ -259,7 +259,8 @@ class DockerLauncher:
             container.remove(force=True)
             raise
         return ContainerHandle(container, spec.log_path,
-                               lim.wall_seconds + self.options.backstop_grace_s, memory_bytes=mem)
+                               lim.wall_seconds + self.options.backstop_grace_s, memory_bytes=mem,
+                               quotas=spec.quotas)
 
 
 def _engine_safe_ulimits() -> list:

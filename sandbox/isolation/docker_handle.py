@@ -35,7 +35,7 @@ class ContainerHandle:
     isolation = "docker"
 
     def __init__(self, container, log_path: str | None, wall_s: float,
-                 memory_bytes: int | None = None) -> None:
+                 memory_bytes: int | None = None, quotas: tuple[tuple[str, int], ...] = ()) -> None:
         self.container = container
         self.log_path = log_path
         self.memory_bytes = memory_bytes
@@ -46,6 +46,21 @@ class ContainerHandle:
         self._violation: str | None = None
         self._deadline = time.monotonic() + wall_s
         self._done = threading.Lock()
+        if quotas:  # a writable build tier with a size quota (sandbox/tiers.py): watched from here
+            threading.Thread(target=self._watch_quotas, args=(tuple(quotas),), daemon=True,
+                             name="kh-quota").start()
+
+    def _watch_quotas(self, quotas: tuple[tuple[str, int], ...]) -> None:
+        from sandbox.tiers import over_quota
+
+        while self._status is None:
+            for path, limit in quotas:
+                over = over_quota(path, limit)
+                if over:
+                    self._violation = over
+                    self.kill()
+                    return
+            time.sleep(0.5)
 
     def _finish(self, state: dict) -> int:
         """Record exit status, OOM, logs; remove the container (idempotent)."""

@@ -133,13 +133,21 @@ def _system_tree(root: str, cfg: dict) -> None:
             os.symlink(os.readlink(d), root + d)
         elif _bind(d, root, d, False):
             bound.append(d)
-    for p in sorted(cfg.get("ro", []), key=len):  # parents first: a later bind would hide a child's
-        if not _covered(p, bound) and _bind(p, root, p, False):
+    # an entry is a path bound at itself, or [host path, path inside] (a candidate's working copy of
+    # its build tier, bound at the tier's own path): always bound, even beneath an earlier bind
+    for p in sorted(cfg.get("ro", []), key=lambda e: len(_inside(e))):  # parents first: a later bind would hide a child's
+        if isinstance(p, list):
+            _bind(p[0], root, p[1], False)
+        elif not _covered(p, bound) and _bind(p, root, p, False):
             bound.append(p)
-    for p in cfg.get("rw", []):
-        _bind(p, root, p, True)
+    for p in sorted(cfg.get("rw", []), key=lambda e: len(_inside(e))):
+        _bind(p[0], root, p[1], True) if isinstance(p, list) else _bind(p, root, p, True)
     if cfg.get("sys", True):
         _bind("/sys", root, "/sys", False)
+
+
+def _inside(entry: str | list[str]) -> str:
+    return entry[1] if isinstance(entry, list) else entry
 
 
 def _covered(path: str, bound: list[str]) -> bool:

@@ -38,7 +38,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox.isolation.base import Limits, SandboxUnavailable, WorkerSpec
+from sandbox.isolation.base import Limits, Mount, SandboxUnavailable, WorkerSpec
 from sandbox.isolation.proctree import (
     _dir_bytes,
     _rss_bytes,
@@ -184,20 +184,27 @@ def _jail_config(spec: WorkerSpec, mode: str, euid: int) -> dict[str, object]:
     uid = (spec.uid if spec.uid is not None else outer_uid(spec.scratch)) if euid == 0 else euid
     gid = uid if euid == 0 else os.getegid()
     root = tempfile.mkdtemp(prefix="kh-root-")
-    rw = [spec.scratch] + [m.source for m in spec.mounts if m.writable]
+    rw = [spec.scratch] + [_bind_entry(m) for m in spec.mounts if m.writable]
     if euid == 0:  # the jail's uid must own what it may write: its scratch, and its own build dir,
         # which another backend (a container runs as its own user) may have written before
-        for d in [root, *rw]:
+        for d in [root, *(m.source for m in spec.mounts if m.writable), spec.scratch]:
             _chown(d, uid, gid, deep=d != root)
-    ro = code_paths() + [m.source for m in spec.mounts if not m.writable]
+    ro = code_paths() + [_bind_entry(m) for m in spec.mounts if not m.writable]
+    inside_rw = [spec.scratch] + [m.target for m in spec.mounts if m.writable]
     return {
         "argv": spec.argv, "env": spec.env, "cwd": spec.cwd, "root": root, "ro": ro, "rw": rw,
         "hide": list(spec.hide), "gpu": spec.gpu, "tmp_bytes": spec.limits.tmp_bytes,
         "outer_uid": uid, "outer_gid": gid, "setuid": mode == "jail-setuid",
         "keep_fds": list(spec.pass_fds), "parent_pid": os.getpid(), "seccomp": True,
         "seccomp_allow": ["connect"] if spec.connects else [],
-        "landlock": True, "landlock_ro": ["/"], "landlock_rw": ["/tmp", "/var/tmp", "/dev", "/proc", *rw],
+        "landlock": True, "landlock_ro": ["/"], "landlock_rw": ["/tmp", "/var/tmp", "/dev", "/proc", *inside_rw],
     }
+
+
+def _bind_entry(m: Mount) -> str | list[str]:
+    """A mount as the jail's config names it: a path bound at itself, or [host path, path inside]
+    (a candidate's working copy of its build tier, bound at the tier's own path: sandbox/tiers.py)."""
+    return m.source if m.source == m.target else [m.source, m.target]
 
 
 def _chown(path: str, uid: int, gid: int, deep: bool) -> None:
@@ -243,7 +250,7 @@ def _nproc_in_use() -> int:
 
 class ProcessHandle:
     def __init__(self, proc: subprocess.Popen, isolation: str, limits: Limits, scratch: str,
-                 root: str | None = None) -> None:
+                 root: str | None = None, quotas: tuple[tuple[str, int], ...] = ()) -> None:
         self.proc = proc
         self.pid = proc.pid
         self.isolation = isolation
@@ -252,6 +259,7 @@ class ProcessHandle:
         self.root = root
         self._violation: str | None = None
         self.shared_allowance = 0  # bytes of the judgement's arena this worker maps (not its memory)
+        self.quotas = tuple(quotas)  # (dir, max bytes): a writable build tier (sandbox/tiers.py)
         self._stop = threading.Event()
         self._watch = threading.Thread(target=self._watchdog, daemon=True, name="kh-watchdog")
         self._watch.start()
@@ -279,6 +287,11 @@ class ProcessHandle:
                 self.kill()
                 return
             tick += 1
+            over = self._over_quota()
+            if over:
+                self._violation = over
+                self.kill()
+                return
             if self.limits.rss_bytes:
                 held = _rss_bytes(pids, self.shared_allowance) + self._jail_tmp_bytes(kids)
                 if tick % 4 == 0:
@@ -288,6 +301,15 @@ class ProcessHandle:
                                        "/tmp, /dev/shm and the scratch dir)")
                     self.kill()
                     return
+
+    def _over_quota(self) -> str | None:
+        from sandbox.tiers import over_quota
+
+        for path, limit in self.quotas:
+            over = over_quota(path, limit)
+            if over:
+                return over
+        return None
 
     def set_shared_allowance(self, nbytes: int) -> None:
         self.shared_allowance = int(nbytes)
@@ -379,7 +401,7 @@ class ProcessLauncher:
                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                         pass_fds=spec.pass_fds,
                                         preexec_fn=functools.partial(_preexec, spec.limits, True))  # noqa: PLW1509
-                return ProcessHandle(proc, "none", spec.limits, spec.scratch)
+                return ProcessHandle(proc, "none", spec.limits, spec.scratch, quotas=spec.quotas)
             cfg = _jail_config(spec, mode, os.geteuid())
             proc = subprocess.Popen([sys.executable, "-S", "-E", "-s", JAIL], env={"PATH": "/usr/bin:/bin"},
                                     cwd="/", stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT,
@@ -392,4 +414,4 @@ class ProcessLauncher:
             proc.stdin.close()
         except OSError:
             pass
-        return ProcessHandle(proc, mode, spec.limits, spec.scratch, root=str(cfg["root"]))
+        return ProcessHandle(proc, mode, spec.limits, spec.scratch, root=str(cfg["root"]), quotas=spec.quotas)

@@ -46,8 +46,8 @@ def test_build_cache_second_evaluation_does_not_recompile(first_cpp, cache_dir):
     assert second.status is Status.VALID, second.message
     assert second.evidence["build"] == {"builds": 0, "cache_hits": 1, "lite": 0, "lite_fallbacks": 0}
     assert second.durations_s["compile"] == 0.0
-    if first_cpp.evidence["build"]["builds"] == 1:
-        assert second.durations_s["import"] < first_cpp.durations_s["import"] / 3
+    if first_cpp.evidence["build"]["builds"] == 1:  # the build worker compiled (sandbox/buildphase.py)
+        assert first_cpp.durations_s["compile"] > 0
 
 
 COMPILE_ERROR_SRC = """
