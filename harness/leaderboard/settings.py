@@ -119,6 +119,12 @@ def distinguishing(settings: list[dict[str, Any]]) -> list[str]:
     method and model), in a stable reading order (budget first)."""
     keys = sorted({k for s in settings for k in s})
     out = [k for k in keys if len({json.dumps(s.get(k), sort_keys=True, default=str) for s in settings}) > 1]
+    if "suite_version" in out:  # named only where it tells apart entries of the same op set
+        by_ops: dict[str, set[str]] = {}
+        for s in settings:
+            by_ops.setdefault(str(s.get("ops")), set()).add(str(s.get("suite_version")))
+        if all(len(v) == 1 for v in by_ops.values()):
+            out.remove("suite_version")
     first = ["budget", "variant", "rules", "temperature"]
     return sorted(out, key=lambda k: (first.index(k) if k in first else len(first), k))
 

@@ -70,7 +70,7 @@ def _row(rank: int | None, e: Entry) -> dict[str, Any]:
 
 def _title(ctx: dict[str, Any]) -> str:
     ops = ctx["ops"]
-    what = f"{len(ops)} ops" + (f" ({ctx['suite']})" if ctx.get("suite") else f": {', '.join(ops)}"
+    what = f"{len(ops)} op{'s' if len(ops) != 1 else ''}" + (f" ({ctx['suite']})" if ctx.get("suite") else f": {', '.join(ops)}"
                                 if len(ops) <= 6 else "")
     rules = "strict rules" if ctx["rules"] == "strict" else "partial rules"
     return f"Ranking, {rules} · {what} · {ctx['device']} on {ctx['hardware']} · suite version {ctx['suite_version']}"

@@ -188,13 +188,14 @@ def verify(
     entries: set[str] | None = None,
     ops: set[str] | None = None,
     progress: Callable[[str], None] = lambda s: None,
-    evaluate_fn: Callable[[Task, str, EvalConfig], Verdict] = _default_evaluate,
+    evaluate_fn: Callable[[Task, str, EvalConfig], Verdict] | None = None,
     limit: int | None = None,
 ) -> VerifyReport:
     """Re-judge the valid best kernels of ``entries`` x ``ops`` (all when empty), at most
-    ``limit`` rows in ranking order."""
+    ``limit`` rows in ranking order. ``evaluate_fn``: the evaluator (``_default_evaluate``)."""
     from sandbox.contract import CandidateError, load_task
 
+    evaluate_fn = evaluate_fn or _default_evaluate
     here = fingerprint.hardware_label(fingerprint.environment(probe_torch=False))
     rows: list[VerifyRow] = []
     errors: list[str] = []
@@ -253,12 +254,12 @@ def _row(base: dict[str, Any], verdicts: list[Verdict], rec: SpeedupCI | None, n
     if bad is not None or rec is None or any(s is None for s in per):
         v = bad or verdicts[-1]
         return VerifyRow(**base, new_status=v.status.value, holds=False if rec else None,
-                         note=(note + " " + v.message[:120]).strip())  # fmt: skip
+                         note="; ".join(n for n in (note, v.message[:120]) if n))  # fmt: skip
     new = combine_sessions([SpeedupCI.from_verdict(s) for s in per])
     host = any(v.host_timers for v in verdicts)
     return VerifyRow(
         **base, new_status="valid", new=new.value, new_ci=(new.ci_low, new.ci_high),
         holds=rec.ci_low <= new.value <= rec.ci_high,
         overlap=new.ci_low <= rec.ci_high and rec.ci_low <= new.ci_high,
-        note=(note + (" host timers" if host else "")).strip(),
+        note="; ".join(n for n in (note, "host timers" if host else "") if n),
     )  # fmt: skip
