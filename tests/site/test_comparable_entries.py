@@ -19,6 +19,7 @@ from harness.leaderboard.build import build_leaderboard
 from harness.leaderboard.collect import collect
 from harness.leaderboard.render import render_site
 from harness.store import Results
+from tests.site.pagecheck import check_all_pages, needs_chromium, open_page
 from tests.site.stores import add_run
 
 FIVE = ["relu", "softmax", "sum_dim", "matmul_square", "layer_norm"]
@@ -217,3 +218,24 @@ def test_every_table_on_the_overview_states_its_op_set_suite_version_device_and_
         assert f"suite version <code>{t.context['suite_version']}</code>" in index
     assert "ops (smoke)" in lb.table(by_run(lb, "all-valid").table_id).title
     assert "not ranked: 2 of 5 ops finished" in index
+
+
+@needs_chromium[0]
+@needs_chromium[1]
+def test_the_site_reads_right_in_chromium(browser, lb, site):
+    """Every page loads from file:// without console errors and every link (the row files
+    included) resolves; the tables, labels and words are what a reader sees."""
+    assert check_all_pages(browser, site) == 2 + 2 + len(lb.entries) + len(lb.ops)
+    page, problems = open_page(browser, (site / "index.html").as_uri())
+    text = page.inner_text("main")
+    for e in (by_run(lb, f"port{p}") for p in (8001, 8002, 8003)):
+        assert e.label in text
+    assert text.count("Ranking, strict rules") == 4 and "not ranked: 2 of 5 ops finished" in text
+    ranked = page.eval_on_selector_all("table.ranking", "ts => ts.map(t => t.tBodies[0].rows.length)")
+    assert sorted(ranked) == [1, 1, 2, 6]
+    slow = by_run(lb, "slow-cpu")
+    page.goto((site / "methods" / f"{slow.entry_id}.html").as_uri())
+    cell = page.inner_text("#per-op tbody tr td:nth-child(3)")
+    assert "slower than eager" in cell and "0.13x" in cell
+    assert problems == []
+    page.close()
