@@ -91,8 +91,10 @@ def serve_cmd(directory: str, port: int) -> None:
 @click.option("--op", "ops", multiple=True, help="Only these ops (repeatable).")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Re-judge at most N rows (in ranking order).")  # fmt: skip
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Rows re-judged at once (each row's sessions one after the other).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def verify_cmd(results, lb_path, device, sandbox, entries, ops, limit, as_json) -> None:
+def verify_cmd(results, lb_path, device, sandbox, entries, ops, limit, jobs, as_json) -> None:
     """Re-judge published rows on this machine (final mode, as many judging sessions as each
     number was measured in) and say for each whether the new speedup falls in its published
     95% interval. Exits 1 when fewer hold than that level implies: P(Binomial(n, 0.95) <= held)
@@ -111,7 +113,7 @@ def verify_cmd(results, lb_path, device, sandbox, entries, ops, limit, as_json) 
         raise click.BadParameter(f"no entry {', '.join(unknown)}; entries: {', '.join(sorted(known))}",
                                  param_hint="--entry")  # fmt: skip
     report = verify(lb, device=device, sandbox=sandbox, entries=set(entries), ops=set(ops),
-                    progress=lambda s: click.echo(s, err=True), limit=limit)  # fmt: skip
+                    progress=lambda s: click.echo(s, err=True), limit=limit, jobs=jobs)  # fmt: skip
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:

@@ -190,15 +190,17 @@ def verify(
     progress: Callable[[str], None] = lambda s: None,
     evaluate_fn: Callable[[Task, str, EvalConfig], Verdict] | None = None,
     limit: int | None = None,
+    jobs: int = 1,
 ) -> VerifyReport:
     """Re-judge the valid best kernels of ``entries`` x ``ops`` (all when empty), at most
-    ``limit`` rows in ranking order. ``evaluate_fn``: the evaluator (``_default_evaluate``)."""
-    from sandbox.contract import CandidateError, load_task
+    ``limit`` rows in ranking order. ``evaluate_fn``: the evaluator (``_default_evaluate``).
+    ``jobs`` > 1 re-judges that many rows at once (threads; each row's sessions one after the
+    other; the evaluator's device lock lets one judgement hold a GPU at a time, as in a run)."""
+    from sandbox.contract import load_task
 
     evaluate_fn = evaluate_fn or _default_evaluate
     here = fingerprint.hardware_label(fingerprint.environment(probe_torch=False))
-    rows: list[VerifyRow] = []
-    errors: list[str] = []
+    slots: list[VerifyRow | tuple] = []  # a row now, or the work that makes it
     recorded_hw: set[str] = set()
     for e in lb.entries:
         if entries and e.entry_id not in entries:
@@ -207,7 +209,7 @@ def verify(
             k = o.best
             if (ops and o.op not in ops) or k is None or k.final_status != "valid":
                 continue
-            if limit is not None and len(rows) >= limit:
+            if limit is not None and len(slots) >= limit:
                 break
             recorded_hw.add(k.hardware)
             rec = k.speedups.get("eager")
@@ -218,31 +220,52 @@ def verify(
                         command=command(e.entry_id, o.op))  # fmt: skip
             path = find_task_file(o.op)
             if path is None:
-                rows.append(
-                    VerifyRow(**base, new_status="skipped", note="task file not in reference_ops/")
-                )
+                slots.append(VerifyRow(**base, new_status="skipped", note="task file not in reference_ops/"))
                 continue
             task = load_task(path)
             note = "task file changed since the run" if task.sha256 != k.task_sha256 else ""
             dev = device or k.device
             if dev.startswith("cuda") and not _cuda_available():
-                rows.append(VerifyRow(**base, new_status="skipped",
-                                      note="recorded on CUDA; no CUDA device here (run it on a GPU machine)"))  # fmt: skip
+                slots.append(VerifyRow(**base, new_status="skipped",
+                                       note="recorded on CUDA; no CUDA device here (run it on a GPU machine)"))  # fmt: skip
                 continue
             cfg = verify_config(e, k.run_id, task, device=dev, sandbox=sandbox)
-            verdicts: list[Verdict] = []
-            try:
-                for i in range(n_sessions):  # fresh judging sessions, as the published number had
-                    progress(f"verify: {e.entry_id} {o.op} on {dev}, session {i + 1}/{n_sessions} ...")
-                    verdicts.append(evaluate_fn(task, k.source, cfg))
-                    if not verdicts[-1].valid:
-                        break
-            except CandidateError as exc:
-                errors.append(f"{e.entry_id}/{o.op}: {exc}")
-                rows.append(VerifyRow(**base, new_status="candidate_error", note=str(exc)[:200]))
-                continue
-            rows.append(_row(base, verdicts, rec, note))
+            slots.append((base, task, k.source, cfg, rec, note))
+    errors: list[str] = []
+
+    def rejudge(slot: VerifyRow | tuple) -> VerifyRow:
+        if isinstance(slot, VerifyRow):
+            return slot
+        return _rejudge(*slot, evaluate_fn=evaluate_fn, progress=progress, errors=errors)
+
+    if jobs > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="verify") as pool:
+            rows = list(pool.map(rejudge, slots))
+    else:
+        rows = [rejudge(s) for s in slots]
     return VerifyReport(here, tuple(sorted(recorded_hw)), tuple(rows), tuple(errors))
+
+
+def _rejudge(base: dict[str, Any], task: Task, source: str, cfg: EvalConfig, rec: SpeedupCI | None,
+             note: str, *, evaluate_fn: Callable, progress: Callable[[str], None],
+             errors: list[str]) -> VerifyRow:
+    """One row: its kernel judged in as many fresh sessions as its published number had."""
+    from sandbox.contract import CandidateError
+
+    n = base["sessions"]
+    verdicts: list[Verdict] = []
+    try:
+        for i in range(n):
+            progress(f"verify: {base['entry_id']} {base['op']} on {cfg.device}, session {i + 1}/{n} ...")
+            verdicts.append(evaluate_fn(task, source, cfg))
+            if not verdicts[-1].valid:
+                break
+    except CandidateError as exc:
+        errors.append(f"{base['entry_id']}/{base['op']}: {exc}")
+        return VerifyRow(**base, new_status="candidate_error", note=str(exc)[:200])
+    return _row(base, verdicts, rec, note)
 
 
 def _row(base: dict[str, Any], verdicts: list[Verdict], rec: SpeedupCI | None, note: str) -> VerifyRow:

@@ -86,6 +86,11 @@ def test_fewer_holding_than_the_level_allows_fails_and_limit_chooses_rows(lb_jso
     assert verify(lb, evaluate_fn=Rejudge({"relu": 0.6})).passes
     rows = verify(lb, evaluate_fn=Rejudge(), limit=2).rows
     assert [r.op for r in rows] == ["layer_norm", "matmul_square"]
+    # rows re-judged at once: the same rows, in the same order, each over its 3 sessions
+    judge = Rejudge({"relu": 0.6})
+    par = verify(lb, evaluate_fn=judge, jobs=3)
+    assert [(r.op, r.holds) for r in par.rows] == [(r.op, r.holds) for r in verify(lb, evaluate_fn=Rejudge({"relu": 0.6})).rows]
+    assert len(judge.calls) == 15
 
 
 def test_the_command_exits_1_on_a_tampered_leaderboard_and_0_on_an_honest_one(lb_json, monkeypatch):
