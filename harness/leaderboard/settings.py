@@ -111,7 +111,10 @@ def _show(key: str, value: Any) -> str:
         return f"{key}=default"
     if isinstance(value, float):
         return f"{key}={value:g}"
-    return f"{key}={value}"
+    text = str(value)
+    if len(text) > 28 and key != "endpoint":  # a long value (a stage plan): its digest, kept apart
+        return f"{key}=#{digest(value, 6)}"
+    return f"{key}={text}"
 
 
 def distinguishing(settings: list[dict[str, Any]]) -> list[str]:
