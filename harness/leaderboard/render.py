@@ -115,6 +115,24 @@ def row_dir(entry_id: str, op: str) -> str:
     return f"rows/{entry_id}/{op}"
 
 
+MAX_SAMPLES = 2000  # timing samples kept per measurement in a row's verdicts.json
+
+
+def _lean(verdict: dict[str, Any]) -> dict[str, Any]:
+    """A stored verdict for the site: as stored, but a measurement's raw timing samples beyond
+    MAX_SAMPLES are left out (their count kept; the store has them all) so pages stay small."""
+    v = dict(verdict)
+    timings = {}
+    for name, m in (v.get("timings") or {}).items():
+        m = dict(m)
+        if len(m.get("samples_us") or []) > MAX_SAMPLES:
+            m["samples_us_omitted"] = len(m["samples_us"])
+            m["samples_us"] = []
+        timings[name] = m
+    v["timings"] = timings
+    return v
+
+
 def _row_files(out: Path, e: Entry, evidence: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
     """kernel.py, verdicts.json and environment.json of every op row of ``e`` with a kernel."""
     for o in e.ops:
@@ -124,7 +142,7 @@ def _row_files(out: Path, e: Entry, evidence: dict[tuple[str, str], list[dict[st
         d = out / row_dir(e.entry_id, o.op)
         _write(d / "kernel.py", k.source)
         full = evidence.get((k.run_id, o.op))
-        verdicts: Any = full if full is not None else {
+        verdicts: Any = [_lean(v) for v in full] if full is not None else {
             "note": "the full verdicts are in the results store; these are the numbers the "
                     "leaderboard holds",
             "run_id": k.run_id, "results_dir": next((r.results_dir for r in e.runs if r.run_id == k.run_id), ""),

@@ -239,3 +239,13 @@ def test_the_site_reads_right_in_chromium(browser, lb, site):
     assert "slower than eager" in cell and "0.13x" in cell
     assert problems == []
     page.close()
+
+
+def test_a_rows_verdict_file_keeps_samples_up_to_a_bound():
+    from harness.leaderboard.render import MAX_SAMPLES, _lean
+
+    v = {"status": "valid", "timings": {"candidate": {"median_us": 1.0, "samples_us": [1.0] * (MAX_SAMPLES + 1)},
+                                        "eager": {"median_us": 2.0, "samples_us": [2.0] * 10}}}  # fmt: skip
+    lean = _lean(v)
+    assert lean["timings"]["candidate"]["samples_us"] == [] and lean["timings"]["candidate"]["samples_us_omitted"] == MAX_SAMPLES + 1
+    assert lean["timings"]["eager"]["samples_us"] == [2.0] * 10 and len(v["timings"]["candidate"]["samples_us"]) == MAX_SAMPLES + 1
