@@ -160,7 +160,8 @@ def validity_scatter(entries: list[Entry], width: int = 460, height: int = 320) 
         right_side = cx < width - right - 90
         anchor, tx = ("start", cx + 7) if right_side else ("end", cx - 7)
         out.append(
-            f'<text x="{tx:.1f}" y="{cy - 6:.1f}" text-anchor="{anchor}">{escape(short_label(e.label, 26))}</text>'
+            f'<text x="{tx:.1f}" y="{cy - 6 + 18 * (i % 2):.1f}" text-anchor="{anchor}">'  # alternate above/below
+            f"{escape(short_label(e.label, 26))}</text>"
         )
     out.append("</svg>")
     return "\n".join(out)
