@@ -28,7 +28,7 @@ from pygments import highlight as _highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from harness.estimate import FASTER, SLOWER
+from harness.estimate import FASTER, SLOWER, direction_of
 from harness.leaderboard import plots
 from harness.leaderboard.model import (
     HOST_TIMER_LABEL,
@@ -105,6 +105,7 @@ def make_env() -> jinja2.Environment:
     )  # fmt: skip
     env.globals.update(
         fmt=fmt, sol=sol, highlight=highlight, exp=math.exp, row_dir=row_dir, command=command,
+        direction_of=direction_of,
         offline_label=OFFLINE_LABEL, host_label=HOST_TIMER_LABEL, faster=FASTER, slower=SLOWER,
     )  # fmt: skip
     return env

@@ -192,6 +192,10 @@ def test_the_slowdown_reads_slower_on_every_page_never_not_significant(lb, site)
         assert "slower than eager" in page
         assert "not significant" not in page and "p=1" not in page
     assert "within one session" in method
+    # the overview says it too, under the raw geomean of the entry's table
+    index = (site / "index.html").read_text()
+    table = index.split(f'id="{e.table_id}"')[1].split("</table>")[0]
+    assert "0.13x" in table and "slower" in table and "not significant" not in index
 
 
 def test_each_op_row_links_kernel_verdicts_environment_and_one_command(lb, site):
