@@ -3,13 +3,18 @@
 Inputs are plain per-op records (``OpOutcome``: one run's result on one op), so the same
 functions serve the leaderboard, ``harness runs`` and tests with hand-made tables.
 
-* per op: best valid speedup over a baseline, with its CI, from the final verdict;
-* per run (one method, one seed): validity rates over all trials, median and geometric-mean
-  speedup over ops (fallback: an op with no valid kernel counts as 1.0; raw: such ops left
-  out), fast_1 / fast_2, each with a percentile-bootstrap CI over ops;
+* per op: the final kernel's speedup over a baseline, over its judging sessions
+  (``session_speedup``: geometric mean, 95% interval for a re-judgement); the deployed number
+  max(1, speedup) of a valid kernel, 1 where there is none; the raw speedup (no clamp, valid
+  kernels only);
+* per run (one method, one seed): validity rates over all trials and over ops, median and
+  geometric-mean speedup over ops (deployed and raw), fast_1 / fast_2, each with a
+  percentile-bootstrap CI over ops;
 * across runs of one entry (seeds): mean and a t-interval;
 * between entries: Wilcoxon signed-rank over common ops on log speedups, Holm-corrected,
-  with the matched-pairs rank-biserial correlation as effect size.
+  with the matched-pairs rank-biserial correlation as effect size;
+* ``leaderboard verify``'s rule: how many re-judged numbers must fall in their published 95%
+  intervals (``hold_rule``, a one-sided binomial test).
 
 The bootstrap is local (numpy, seeded): sandbox/stats.py resamples timing samples, this one
 resamples ops; the two share the percentile method.
@@ -41,7 +46,8 @@ class OpOutcome:
     trials: int  # candidates proposed (every trial counts, unparseable ones too)
     compiled: int  # trials whose verdict is not compile_error (and that parsed)
     correct: int  # trials with a valid verdict
-    final_status: str | None = None  # status of the final verdict of the best kernel
+    final_status: str | None = None  # status of the final verdict of the best kernel (the worst
+    # of its sessions: one session that is not valid makes the op not valid)
     speedups: dict[str, SpeedupCI] = field(default_factory=dict)  # baseline -> speedup, valid only
 
     def speedup(self, baseline: str) -> SpeedupCI | None:
@@ -59,12 +65,13 @@ class RunSummary:
     n_valid_ops: int
     compiled_rate: Estimate
     correct_rate: Estimate
-    median: Estimate  # fallback: invalid ops count as 1.0
+    median: Estimate  # deployed: max(1, speedup) of a valid kernel, 1.0 without one
     geomean: Estimate
-    median_raw: Estimate  # only ops with a valid kernel
+    median_raw: Estimate  # raw speedups, only ops with a valid kernel
     geomean_raw: Estimate
     fast_1: Estimate
     fast_2: Estimate
+    valid_ops: Estimate = Estimate(None)  # share of ops whose final kernel is valid
 
 
 @dataclass(frozen=True)
@@ -138,23 +145,47 @@ def _ratio_stat(x: np.ndarray) -> np.ndarray:
 
 
 # -- per op ------------------------------------------------------------------------------------
+def session_speedup(values: Sequence[float], level: float = 1 - ALPHA) -> tuple[float, float, float]:
+    """(value, low, high) of a speedup measured in k >= 2 independent judging sessions.
+
+    On the logs x_1..x_k of the sessions' speedups (each a ratio of the session's medians):
+    value = exp(mean); the interval is the Student-t prediction interval for the mean of a
+    re-judgement's k new sessions, exp(mean -+ t_{(1+level)/2, k-1} * sd * sqrt(1/k + 1/k)),
+    so that a re-judgement under the same protocol falls inside it with probability ``level``
+    when sessions vary independently and log-normally (docs/metrics.md)."""
+    x = np.log(np.asarray(values, dtype=float))
+    k = x.size
+    if k < 2:
+        raise ValueError("session_speedup needs at least two sessions")
+    m = float(x.mean())
+    half = float(sps.t.ppf((1 + level) / 2, df=k - 1) * x.std(ddof=1) * math.sqrt(2.0 / k))
+    return math.exp(m), math.exp(m - half), math.exp(m + half)
+
+
+def combine_sessions(per_session: Sequence[SpeedupCI]) -> SpeedupCI:
+    """One speedup from its sessions' verdict speedups: the session itself when there is one,
+    else ``session_speedup`` over their values."""
+    if len(per_session) == 1:
+        return per_session[0]
+    vals = [s.value for s in per_session]
+    v, lo, hi = session_speedup(vals)
+    return SpeedupCI(v, lo, hi, sessions=len(vals), session_values=tuple(vals))
+
+
 def op_speedup(outcome: OpOutcome, baseline: str, *, fallback: bool) -> float | None:
-    """The op's speedup: the final verdict's value when valid; else 1.0 (fallback) or None."""
+    """The op's speedup. ``fallback=True``: the deployed number, max(1, speedup) of a valid final
+    kernel and 1.0 without one (a user keeps PyTorch where the kernel is slower or broken).
+    ``fallback=False``: the raw speedup of a valid final kernel (no clamp), else None."""
     s = outcome.speedup(baseline)
     if s is not None:
-        return s.value
+        return max(1.0, s.value) if fallback else s.value
     return 1.0 if fallback else None
 
 
 def is_fast(outcome: OpOutcome, baseline: str, threshold: float) -> bool:
-    """fast_1: valid and significantly faster than the baseline (verdict's one-sided test).
-    fast_p for p > 1: valid and the CI's lower bound above p."""
+    """fast_p: the final kernel is valid and its 95% interval lies above p (fast_1: "faster")."""
     s = outcome.speedup(baseline)
-    if s is None:
-        return False
-    if threshold == 1.0:
-        return s.significant and s.value > 1.0
-    return s.ci_low > threshold
+    return s is not None and s.ci_low > threshold
 
 
 # -- per run -------------------------------------------------------------------------------------
@@ -165,12 +196,12 @@ def summarize_run(
     n = len(outcomes)
     empty = Estimate(None)
     if n == 0:
-        return RunSummary(baseline, 0, 0, *([empty] * 8))
+        return RunSummary(baseline, 0, 0, *([empty] * 9))
     valid = [o for o in outcomes if o.final_status == "valid"]
     if valid and not any(o.speedup(baseline) for o in valid):
         # the baseline was never measured (e.g. no torch.compile on a CPU): say nothing,
         # rather than count every op as a 1.0 fallback
-        return RunSummary(baseline, n, len(valid), *([Estimate(None, n=n)] * 8))
+        return RunSummary(baseline, n, len(valid), *([Estimate(None, n=n)] * 9))
     counts = np.array([[o.compiled, o.trials] for o in outcomes], dtype=float)
     correct = np.array([[o.correct, o.trials] for o in outcomes], dtype=float)
     total = counts[:, 1].sum()
@@ -185,6 +216,7 @@ def summarize_run(
     raw = np.array([v for v in raw_l if v is not None], dtype=float)
     f1 = np.array([is_fast(o, baseline, 1.0) for o in outcomes], dtype=float)
     f2 = np.array([is_fast(o, baseline, FAST_2_THRESHOLD) for o in outcomes], dtype=float)
+    vo = np.array([o.final_status == "valid" for o in outcomes], dtype=float)
 
     def over(
         arr: np.ndarray, point: Callable[[np.ndarray], float], stat: Callable, s: int
@@ -205,6 +237,7 @@ def summarize_run(
         geomean_raw=over(raw, geomean, _geomean_stat, seed + 5),
         fast_1=over(f1, np.mean, _mean_stat, seed + 6),
         fast_2=over(f2, np.mean, _mean_stat, seed + 7),
+        valid_ops=over(vo, np.mean, _mean_stat, seed + 8),
     )
 
 
@@ -245,7 +278,7 @@ def entry_op_speedups(
     runs: Sequence[Sequence[OpOutcome]], baseline: str = "eager"
 ) -> dict[str, float]:
     """Per op, one speedup for an entry with several runs (seeds): the geometric mean over its
-    runs of the fallback speedup (an op missing from a run is left out of that run)."""
+    runs of the deployed speedup (an op missing from a run is left out of that run)."""
     per_op: dict[str, list[float]] = {}
     for run in runs:
         for o in run:
@@ -324,3 +357,32 @@ def pairwise(
         )
         for (x, y, nc, nn, w, p, rb, med), ph in zip(raw, adj, strict=True)
     ]
+
+
+def entry_op_raw(runs: Sequence[Sequence[OpOutcome]], baseline: str = "eager") -> dict[str, float | None]:
+    """Per op, the raw speedup of an entry: the geometric mean over its runs with a valid final
+    kernel of the unclamped speedup; None where no run has one."""
+    per_op: dict[str, list[float]] = {}
+    for run in runs:
+        for o in run:
+            v = op_speedup(o, baseline, fallback=False)
+            per_op.setdefault(o.op, []).extend([v] if v is not None else [])
+    return {op: geomean(v) if v else None for op, v in per_op.items()}
+
+
+# -- reproducing published numbers --------------------------------------------------------------
+def hold_rule(checked: int, held: int, level: float = 1 - ALPHA, alpha: float = ALPHA) -> tuple[bool, float]:
+    """(passes, p) for ``leaderboard verify``: each re-judged number falls in its published
+    interval with probability ``level`` when the interval is right, so the count that holds is
+    Binomial(checked, level). p = P(X <= held); the check fails when p <= alpha (a one-sided
+    binomial test: fewer held than the intervals' level allows). 10 rows: at least 8 must hold;
+    3 rows: at least 2; 1 row: it must hold."""
+    if checked == 0:
+        return True, 1.0
+    p = float(sps.binom.cdf(held, checked, level))
+    return p > alpha + 1e-12, p  # 1 - 0.95 is 0.05000000000000004 in floating point
+
+
+def min_holding(checked: int, level: float = 1 - ALPHA, alpha: float = ALPHA) -> int:
+    """The fewest of ``checked`` re-judged numbers that must hold for ``hold_rule`` to pass."""
+    return next(h for h in range(checked + 1) if hold_rule(checked, h, level, alpha)[0])

@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from harness.cli.evalopts import default_device, eval_config, eval_options, refuse_degenerate
+from harness.estimate import speedup_words
 from sandbox.contract import Verdict
 
 _default_device = default_device  # the name this module had before evalopts.py
@@ -66,11 +67,7 @@ def summary(v: Verdict) -> str:
             f"  n={m.n}{'' if m.converged else '  (not converged: time cap)'}"
         )
     for b, s in v.speedups.items():
-        p = "n/a" if s.p_value is None else f"{s.p_value:.3g}"
-        lines.append(
-            f"speedup vs {b:7s} {s.value:6.3f}x  95% CI [{s.ci_low:.3f}, {s.ci_high:.3f}]  "
-            f"p={p} {'(significant)' if s.significant else '(not significant)'}"
-        )
+        lines.append(f"speedup vs {b:7s} {speedup_words(s, b)}")
     if v.speed_of_light:
         lines.append(
             "speed of light: " + ", ".join(f"{k} {val:.1f}%" for k, val in v.speed_of_light.items())

@@ -39,11 +39,15 @@ def build_cmd(results: tuple[str, ...], out: str, finished_only: bool) -> None:
             f"no run with a finished op in {', '.join(dirs)}; run `harness run ...` first"
         )
     lb = build_leaderboard(runs, dirs)
-    pages = render_site(lb, out)
+    evidence = {(r.run.run_id, op): v for r in runs for op, v in r.evidence.items()}
+    pages = render_site(lb, out, evidence=evidence)
     click.echo(
         f"leaderboard: {len(lb.entries)} entries, {len(lb.ops)} ops, {len(runs)} runs -> "
         f"{Path(out) / 'leaderboard.json'} and {len(pages)} pages; open {Path(out) / 'index.html'}"
     )
+    for t in lb.tables:
+        if t.rows or t.unranked:
+            click.echo(f"  table {t.table_id}: {len(t.rows)} ranked, {len(t.unranked)} not ranked: {t.title}")
     for e in lb.entries:
         if e.badges:
             click.echo(f"  note: {e.label}: {'; '.join(e.badges)}")
@@ -85,22 +89,38 @@ def serve_cmd(directory: str, port: int) -> None:
 @click.option("--sandbox", default="process", show_default=True, help="process | docker.")
 @click.option("--entry", "entries", multiple=True, help="Only these entry ids (repeatable).")
 @click.option("--op", "ops", multiple=True, help="Only these ops (repeatable).")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Re-judge at most N rows (in ranking order).")  # fmt: skip
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Rows re-judged at once (each row's sessions one after the other).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def verify_cmd(results, lb_path, device, sandbox, entries, ops, as_json) -> None:
-    """Re-judge each recorded best kernel on this machine (final mode) and report whether
-    its speedup still holds within the recorded CI."""
+def verify_cmd(results, lb_path, device, sandbox, entries, ops, limit, jobs, as_json) -> None:
+    """Re-judge published rows on this machine (final mode, as many judging sessions as each
+    number was measured in) and say for each whether the new speedup falls in its published
+    95% interval. Exits 1 when fewer hold than that level implies: P(Binomial(n, 0.95) <= held)
+    <= 0.05 (of 10 rows at least 8 must hold; of 3, 2; of 1, 1), or when a kernel errs."""
+    from harness.leaderboard.collect import NoResults
+    from harness.leaderboard.model import LeaderboardError
     from harness.leaderboard.verify import load_leaderboard, verify
 
     if device is not None:
         from harness.env.devices import resolve_device
 
         device = resolve_device(device)
-    lb = load_leaderboard(list(results), lb_path)
+    try:
+        lb = load_leaderboard(list(results), lb_path)
+    except (NoResults, LeaderboardError, ValueError) as e:
+        raise click.UsageError(f"{lb_path or ', '.join(results) or 'results'}: {e}") from e
+    known = {e.entry_id for e in lb.entries}
+    unknown = sorted(set(entries) - known)
+    if unknown:
+        raise click.BadParameter(f"no entry {', '.join(unknown)}; entries: {', '.join(sorted(known))}",
+                                 param_hint="--entry")  # fmt: skip
     report = verify(lb, device=device, sandbox=sandbox, entries=set(entries), ops=set(ops),
-                    progress=lambda s: click.echo(s, err=True))  # fmt: skip
+                    progress=lambda s: click.echo(s, err=True), limit=limit, jobs=jobs)  # fmt: skip
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
         click.echo(report.text())
-    if report.errors:
+    if report.errors or not report.passes:
         sys.exit(1)

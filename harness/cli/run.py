@@ -93,6 +93,22 @@ from harness.methods.base import Budget
     "Candidates are judged in --sandbox either way.",
 )
 @click.option("--quiet", is_flag=True, help="No progress lines (the summary is still printed).")
+@click.option(
+    "--seeds",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Independent runs of the method with seeds SEED, SEED+1, ... (the method's and the LLM's "
+    "sampling seed; each run's id gets -s<seed>); the leaderboard's entry is over them, with a CI "
+    "over seeds.",
+)
+@click.option(
+    "--final-sessions",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Independent judging sessions (fresh workers) of each op's final kernel; the published "
+    "interval is over them. Default: 3 on cuda, 1 on cpu.",
+)
 @rules_option()
 @allow_degenerate_option()
 def cli(
@@ -120,6 +136,8 @@ def cli(
     llm_config: Any,
     rules: str = "strict",
     allow_degenerate: bool = False,
+    seeds: int = 1,
+    final_sessions: int | None = None,
 ) -> None:
     """Run METHOD over ops of the suite: search in feedback mode, re-judge each op's best kernel
     in final mode, store everything in RESULTS/harness.sqlite, print a summary table.
@@ -129,6 +147,7 @@ def cli(
       harness run --method evoengineer --llm offline --suite smoke --device cpu --budget 3
       harness run --method best-of-n --llm openai:gpt-4.1 --ops relu,softmax --budget 45
       harness run --method evoengineer --run-id RUN   # resume: finished ops are skipped
+      harness run --method evoengineer --llm openai:gpt-4.1 --suite level1 --seeds 3
     """
     from harness.methods.registry import UnknownMethod
     from harness.runner import RunConfig, run
@@ -184,26 +203,57 @@ def cli(
         compile_workers=compile_workers,
         isolate=isolate,
         rules=rules,
+        final_sessions=final_sessions,
     )
-    try:
-        report = run(cfg)
-    except (UnknownMethod, TaskSelectionError) as e:
-        raise click.UsageError(str(e)) from e
-    except StoreError:  # an unusable --results, a resumed run given another --rules: one line, exit 2
-        raise
-    except ValueError as e:
-        raise click.ClickException(str(e)) from e
-    click.echo(report.table())
-    click.echo(
-        f"\nrun {report.run_id}: results in {report.results_path}"
-        f"{' (offline model: dry run)' if llm_spec.startswith('offline') else ''}"
-    )
-    if report.failed:
+    failed = []
+    for one in seed_configs(cfg, seeds):
+        try:
+            report = run(one)
+        except (UnknownMethod, TaskSelectionError) as e:
+            raise click.UsageError(str(e)) from e
+        except StoreError:  # an unusable --results, a resumed run given another --rules: one line, exit 2
+            raise
+        except ValueError as e:
+            raise click.ClickException(str(e)) from e
+        click.echo(report.table())
+        click.echo(
+            f"\nrun {report.run_id} (seed {one.seed}): results in {report.results_path}"
+            f"{' (offline model: dry run)' if llm_spec.startswith('offline') else ''}"
+        )
+        if report.failed:
+            failed.append(report)
+    for report in failed:
         click.echo(
             f"{len(report.failed)} op(s) failed; rerun with --run-id {report.run_id} to retry them",
             err=True,
         )
+    if failed:
         sys.exit(1)
+
+
+def seed_configs(cfg: Any, seeds: int) -> list[Any]:
+    """The runs of ``--seeds N``: seeds cfg.seed .. cfg.seed + N - 1, one run each (id suffixed
+    ``-s<seed>`` when an id was given). Each run's seed is the method's seed and the offline
+    model's; where the LLM config takes a sampling seed (``seed``), run i asks the LLM for the
+    configured seed + i, or the run's seed when none was configured (the run records it in its
+    ``llm_settings``)."""
+    import dataclasses
+
+    if seeds == 1:
+        return [cfg]
+    out = []
+    for i in range(seeds):
+        seed = cfg.seed + i
+        llm_config = cfg.llm_config
+        fields = {f.name for f in dataclasses.fields(llm_config)} if dataclasses.is_dataclass(llm_config) else set()
+        if "seed" in fields:
+            base = getattr(llm_config, "seed", None)
+            llm_config = dataclasses.replace(llm_config, seed=seed if base is None else base + i)
+        out.append(dataclasses.replace(
+            cfg, seed=seed, llm_config=llm_config,
+            run_id=f"{cfg.run_id}-s{seed}" if cfg.run_id else None,
+        ))  # fmt: skip
+    return out
 
 
 def _parse_options(items: tuple[str, ...]) -> dict[str, Any]:

@@ -1,36 +1,38 @@
 """Aggregating collected runs into one typed ``Leaderboard`` (statistics from harness.stats).
 
-Runs group into entries by (method, variant, LLM, device, hardware, rule set); an entry's runs
-are its seeds. Each rule set is a track with its own ranking table (strict: ``overview``,
-partial: ``overview_partial``); entries of different tracks are never ranked or compared together. One run: CIs are bootstrap over ops; several: each metric is the mean over seeds
-with a t-interval. Entries rank by the geometric-mean speedup over eager (fallback 1.0).
+Runs equal in every setting but their seeds (``settings.run_settings``: method, variant, model,
+endpoint, budget, method and LLM settings, evaluator overrides, final sessions, rule set,
+device, hardware, planned op set) and in the task file of every op they share are the seeds of
+one entry. An entry's label shows every setting that tells it apart from another entry of the
+same method and model. Entries rank in tables of comparable entries (``tables.py``): same op
+set, suite version, device class and rule set. One run: CIs are bootstrap over ops; several:
+each metric is the mean over seeds with a t-interval. The ranking key is the geometric mean
+over ops of the deployed speedup over eager (max(1, speedup), 1.0 without a valid kernel).
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from harness import __version__
 from harness import stats as st
+from harness.leaderboard import settings as cfg
 from harness.leaderboard.collect import RunData
 from harness.leaderboard.model import (
     SCHEMA_VERSION,
-    TRACKS,
-    Column,
     Entry,
     EntryOp,
     Leaderboard,
     OpInfo,
-    Pair,
     Provenance,
     RunRef,
     Summary,
-    Table,
 )
+from harness.leaderboard.tables import pairs, rank_key, ranking_tables
 from harness.store import fingerprint
 
 BASELINES = ("eager", "compile")
@@ -44,6 +46,7 @@ METRICS = (
     "geomean_raw",
     "fast_1",
     "fast_2",
+    "valid_ops",
 )
 
 
@@ -71,28 +74,75 @@ def _seeds_summary(per_run: list[st.RunSummary], baseline: str) -> Summary:
 
 def short_llm(llm: str) -> str:
     """The model names of an LLM spec without endpoints: "m@https://host/v1" -> "m"."""
-    return ",".join(part.split("@")[0].strip() for part in llm.split(","))
+    return cfg.model_and_endpoint(llm)[0]
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "entry"
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80] or "entry"
 
 
-def _group(runs: list[RunData]) -> dict[tuple, list[RunData]]:
-    groups: dict[tuple, list[RunData]] = defaultdict(list)
-    for r in runs:
-        key = (r.run.method, r.run.variant, r.run.llm, r.run.device, r.hardware, r.run.rules)
-        groups[key].append(r)
-    return groups
+def _agree(a: dict[str, str], b: dict[str, str]) -> bool:
+    """Two op -> task sha maps judged the same task files wherever they share an op."""
+    return all(a[op] == b[op] for op in set(a) & set(b))
 
 
-def _entry(key: tuple, runs: list[RunData], used_ids: set[str]) -> Entry:
-    method, variant, llm, device, hardware, rules = key
+def group_runs(runs: list[RunData]) -> list[tuple[dict[str, Any], list[RunData]]]:
+    """Runs grouped into entries: equal settings, and the same task file for every op shared
+    (a changed task file starts a new entry); each group's settings carry its suite version."""
+    clusters: dict[str, list[tuple[dict[str, str], list[RunData]]]] = defaultdict(list)
+    first: dict[str, dict[str, Any]] = {}
+    for r in sorted(runs, key=lambda r: (r.run.created_at, r.run.run_id)):
+        s = cfg.run_settings(r.run, hardware=r.hardware, planned_ops=r.planned_ops)
+        key = cfg.settings_key(s)
+        first.setdefault(key, s)
+        for shas, members in clusters[key]:
+            if _agree(shas, r.task_shas):
+                members.append(r)
+                shas.update(r.task_shas)
+                break
+        else:
+            clusters[key].append((dict(r.task_shas), [r]))
+    out = []
+    for key, groups in clusters.items():
+        for shas, members in groups:
+            s = dict(first[key])
+            planned = [op for op in s["ops"].split(",") if op]
+            s["suite_version"] = cfg.digest(sorted((op, shas[op]) for op in planned if op in shas))
+            out.append((s, members))
+    return out
+
+
+def _labels(settings: list[dict[str, Any]]) -> list[str]:
+    """Each entry's label: its method, variant and model, plus every setting that differs
+    among the entries of the same method and model."""
+    by: dict[tuple, list[int]] = defaultdict(list)
+    for i, s in enumerate(settings):
+        by[(s["method"], s["model"])].append(i)
+    out = [""] * len(settings)
+    for idx in by.values():
+        shown = cfg.distinguishing([settings[i] for i in idx])
+        for i in idx:
+            out[i] = cfg.label(settings[i], shown)
+    return out
+
+
+def _best(per: list[tuple[RunData, Any]], op: str) -> Any:
+    """The best seed's kernel for ``op``: the valid one with the highest speedup over eager,
+    else any kernel (a failed final), else None."""
+    best = None
+    for r, o in per:
+        cand = r.best.get(op)
+        if cand is None:
+            continue
+        cur = o.speedup("eager")
+        if best is None or (cur is not None and (best[1] is None or cur.value > best[1])):
+            best = (cand, cur.value if cur else None)
+    return best[0] if best else None
+
+
+def _entry(s: dict[str, Any], label: str, runs: list[RunData], used_ids: set[str]) -> Entry:
     runs = sorted(runs, key=lambda r: (r.run.seed, r.run.run_id))
-    short_variant = variant if not variant or len(variant) <= 24 else variant[:23] + "…"
-    label = method + (f" ({short_variant})" if variant else "") + f" · {short_llm(llm)}"
-    label += " [partial rules]" if rules == "partial" else ""
-    eid = _slug(f"{method}-{variant or ''}-{llm.split('@')[0]}-{device}" + ("-partial" if rules == "partial" else ""))
+    eid = _slug(label)
     base, k = eid, 2
     while eid in used_ids:
         eid, k = f"{base}-{k}", k + 1
@@ -103,23 +153,17 @@ def _entry(key: tuple, runs: list[RunData], used_ids: set[str]) -> Entry:
     run_summaries = {r.run.run_id: _summary(st.summarize_run(r.outcomes, "eager")) for r in runs}
     outs = [r.outcomes for r in runs]
     sp = {b: st.entry_op_speedups(outs, b) for b in BASELINES}
+    raw = {b: st.entry_op_raw(outs, b) for b in BASELINES}
     ops = []
     for op in sorted(sp["eager"]):
         per = [(r, o) for r in runs for o in r.outcomes if o.op == op]
-        best = None
-        for r, o in per:
-            cand = r.best.get(op)
-            if cand is None:
-                continue
-            cur = o.speedup("eager")
-            if best is None or (cur is not None and (best[1] is None or cur.value > best[1])):
-                best = (cand, cur.value if cur else None)
         ops.append(
             EntryOp(
                 op=op, n_runs=len(per), trials=sum(o.trials for _, o in per),
                 compiled=sum(o.compiled for _, o in per), correct=sum(o.correct for _, o in per),
                 speedup_eager=sp["eager"][op], speedup_compile=sp["compile"][op],
-                best=best[0] if best else None,
+                best=_best(per, op), raw_eager=raw["eager"][op], raw_compile=raw["compile"][op],
+                n_valid_runs=sum(o.final_status == "valid" for _, o in per),
             )
         )  # fmt: skip
     usage: dict[str, float] = {}
@@ -127,17 +171,23 @@ def _entry(key: tuple, runs: list[RunData], used_ids: set[str]) -> Entry:
         for k2, v in r.usage.items():
             usage[k2] = usage.get(k2, 0) + v
     first = runs[0].run
+    shas: dict[str, str] = {}
+    for r in runs:
+        shas.update(r.task_shas)
     return Entry(
-        entry_id=eid, label=label, method=method, variant=variant, llm=llm,
+        entry_id=eid, label=label, method=first.method, variant=s.get("variant"), llm=first.llm,
         offline=all(r.run.llm_offline for r in runs), host_timers=any(r.host_timers for r in runs),
-        device=device, hardware=hardware, budget=first.budget, config=first.config,
+        device=first.device, hardware=s["hardware"], budget=first.budget, config=first.config,
         runs=tuple(
             RunRef(r.run.run_id, r.run.seed, r.run.status, r.run.created_at, r.run.finished_at,
                    r.run.git_commit, r.results_dir, r.hardware, r.run.environment,
                    dict((r.run.config or {}).get("eval_overrides") or {}))
             for r in runs
         ),
-        usage=usage, summaries=summaries, run_summaries=run_summaries, ops=tuple(ops), rules=rules,
+        usage=usage, summaries=summaries, run_summaries=run_summaries, ops=tuple(ops),
+        rules=first.rules, settings=s, planned_ops=tuple(runs[0].planned_ops),
+        complete=all(r.complete for r in runs), task_shas=shas,
+        suite=first.suite if first.suite and not first.suite.startswith("ops:") else None,
     )  # fmt: skip
 
 
@@ -185,63 +235,19 @@ def _provenance(runs: list[RunData], dirs: list[str]) -> Provenance:
     )
 
 
-def _pairs(entries: list[Entry]) -> tuple[Pair, ...]:
-    """Pairs of entries measured on the same hardware and device under the same rule set
-    (speedups from different machines or tracks are not comparable), Holm-corrected over those."""
-    data = {e.entry_id: {o.op: o.speedup_eager for o in e.ops} for e in entries}
-    where = {e.entry_id: (e.hardware, e.device, e.rules) for e in entries}
-    same = st.pairwise(data, comparable=lambda a, b: where[a] == where[b])
-    return tuple(Pair(**vars(p)) for p in same)
-
-
-OVERVIEW_COLUMNS = (
-    Column("rank", "#", lower_is_better=True, kind="number"),
-    Column("entry", "Method", kind="link"),
-    Column("runs", "Seeds", kind="number"),
-    Column("ops", "Ops", kind="number"),
-    Column("geomean", "Geomean speedup vs eager", False, "interval",
-           "geometric mean over ops; an op without a valid kernel counts as 1.0"),
-    Column("median", "Median speedup vs eager", False, "interval"),
-    Column("geomean_raw", "Geomean (valid ops only)", False, "interval"),
-    Column("geomean_compile", "Geomean vs torch.compile", False, "interval"),
-    Column("fast_1", "fast_1", False, "percent", "share of ops significantly faster than eager"),
-    Column("fast_2", "fast_2", False, "percent", "share of ops with speedup CI lower bound > 2"),
-    Column("correct_rate", "Correct trials", False, "percent"),
-    Column("compiled_rate", "Compiling trials", False, "percent"),
-)  # fmt: skip
-
-
-def _overview(entries: list[Entry], rules: str = "strict") -> Table:
-    """The ranking of one track: only entries judged under ``rules``, ranked among themselves."""
-    entries = [e for e in entries if e.rules == rules]
-    rows = []
-    for i, e in enumerate(entries, 1):
-        s, c = e.summaries["eager"], e.summaries["compile"]
-        rows.append(
-            {
-                "rank": i, "entry": e.entry_id, "label": e.label, "badges": e.badges,
-                "runs": len(e.runs), "ops": s.n_ops, "ci_kind": s.ci_kind,
-                "geomean": asdict(s.geomean), "median": asdict(s.median),
-                "geomean_raw": asdict(s.geomean_raw), "geomean_compile": asdict(c.geomean),
-                "fast_1": asdict(s.fast_1), "fast_2": asdict(s.fast_2),
-                "correct_rate": asdict(s.correct_rate), "compiled_rate": asdict(s.compiled_rate),
-            }
-        )  # fmt: skip
-    table_id, title = TRACKS[rules]
-    return Table(table_id, title, OVERVIEW_COLUMNS, tuple(rows),
-                 note="95% CIs: bootstrap over ops for one seed, t-interval over seeds otherwise.")  # fmt: skip
-
-
 def build_leaderboard(runs: list[RunData], dirs: list[str]) -> Leaderboard:
+    groups = group_runs(runs)
+    labels = _labels([s for s, _ in groups])
     used: set[str] = set()
-    entries = [_entry(k, v, used) for k, v in _group(runs).items()]
-    entries.sort(key=lambda e: (-(e.summaries["eager"].geomean.value or 0), e.entry_id))
+    entries = [_entry(s, lab, members, used) for (s, members), lab in zip(groups, labels, strict=True)]
+    entries.sort(key=rank_key)
+    entries, tables = ranking_tables(entries)
     return Leaderboard(
         schema_version=SCHEMA_VERSION,
         provenance=_provenance(runs, dirs),
         primary_baseline="eager",
         entries=tuple(entries),
         ops=_op_infos(runs),
-        pairwise=_pairs(entries),
-        tables=tuple(_overview(entries, rules) for rules in TRACKS),
+        pairwise=pairs(entries),
+        tables=tables,
     )

@@ -1,9 +1,13 @@
 """Reading results stores into per-run data the leaderboard aggregates.
 
 For each run: its ops as ``OpOutcome`` (trial counts from feedback verdicts, speedups from
-the final verdict of the best kernel), the best kernels themselves, the usage recorded for
-each op (evaluations, LLM calls, tokens, seconds, cost), and the op metadata stored with
-the run (category, description, dtype...; absent in stores written before schema v3).
+the final verdicts of the best kernel: one per judging session, combined over the sessions by
+``harness.stats.combine_sessions``), the best kernels themselves, the usage recorded for
+each op (evaluations, LLM calls, tokens, seconds, cost), the op metadata stored with
+the run (category, description, dtype...; absent in stores written before schema v3), the ops
+the run set out to judge and the task file versions it judged. ``RunData.evidence`` keeps each
+op's session verdicts (full JSON) for the site's per-row files; the leaderboard JSON carries
+only their numbers.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any
 
 from harness.estimate import SpeedupCI
 from harness.leaderboard.model import BestKernel
-from harness.stats import OpOutcome
+from harness.stats import OpOutcome, combine_sessions
 from harness.store import OpMetadata, Results, RunInfo
 from harness.store.db import DB_NAME
 from harness.store.fingerprint import hardware_label
@@ -31,6 +35,14 @@ class RunData:
     hardware: str = ""
     host_timers: bool = False
     op_meta: dict[str, OpMetadata] = field(default_factory=dict)  # as stored with the run (v3+)
+    planned_ops: tuple[str, ...] = ()  # the ops the run set out to judge (its config), sorted
+    task_shas: dict[str, str] = field(default_factory=dict)  # op -> task file sha256 it judged
+    evidence: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # op -> session verdicts
+
+    @property
+    def complete(self) -> bool:
+        """Every planned op finished."""
+        return set(self.planned_ops) <= {o.op for o in self.outcomes}
 
 
 class NoResults(FileNotFoundError):
@@ -78,13 +90,27 @@ def _usage_sum(usages: list[dict[str, Any]]) -> dict[str, float]:
     return tot
 
 
+def _sessions(repo: Results, run_id: str, final: Any) -> list[Any]:
+    """The final verdicts of the op's judging sessions (the best kernel's final-mode verdicts of
+    this run, one per session key), the op's recorded final verdict among them."""
+    if final.candidate_id is None:
+        return [final]
+    found = repo.final_sessions(run_id, final.candidate_id)
+    if not any(sv.verdict_id == final.verdict_id for sv in found):
+        return [final]
+    return found
+
+
 def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
     outcomes: list[OpOutcome] = []
     best: dict[str, BestKernel | None] = {}
     host = run.device == "cpu"
     usages = []
     op_meta: dict[str, OpMetadata] = {}
+    shas: dict[str, str] = {}
+    evidence: dict[str, list[dict[str, Any]]] = {}
     for op in repo.list_ops(run.run_id):
+        shas[op.op] = op.task_sha256
         if op.status != "finished":
             continue
         usages.append(op.usage)
@@ -102,14 +128,21 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
         final = repo.get_verdict(op.final_verdict_id) if op.final_verdict_id else None
         speedups: dict[str, SpeedupCI] = {}
         kernel = None
+        status = final.status if final else None
         if final is not None:
+            sessions = _sessions(repo, run.run_id, final)
+            evidence[op.op] = [sv.verdict.to_dict() for sv in sessions]
+            failed = [sv for sv in sessions if sv.status != "valid"]
+            if failed:  # one session that is not valid makes the op not valid: the first such
+                final = failed[0] if final.status == "valid" else final
+                status = final.status
             fv = final.verdict
-            host = host or fv.host_timers
-            speedups = {b: SpeedupCI.from_verdict(s) for b, s in fv.speedups.items()
-                        if _finite(s.value, s.ci_low, s.ci_high)}  # fmt: skip
+            host = host or any(sv.verdict.host_timers for sv in sessions)
+            if not failed:
+                speedups = _combined(sessions)
             cand = repo.get_candidate(final.candidate_id) if final.candidate_id else None
             if cand is not None:
-                t = fv.timings.get("candidate")
+                times = _median_times(sessions) if not failed else {}
                 kernel = BestKernel(
                     run_id=run.run_id,
                     candidate_id=cand.candidate_id,
@@ -126,11 +159,11 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
                     else hardware_label(run.environment),
                     host_timers=fv.host_timers,
                     speedups=dict(speedups),  # the same frozen records as the op's outcome
-                    runtime_us=t.median_us if (t and fv.valid) else None,
-                    baselines_us={
-                        k: m.median_us for k, m in fv.timings.items() if k != "candidate"
-                    },
+                    runtime_us=times.get("candidate") if fv.valid else None,
+                    baselines_us={k: v for k, v in times.items() if k != "candidate"},
                     speed_of_light=dict(fv.speed_of_light),
+                    verdict_ids=tuple(sv.verdict_id for sv in sessions),
+                    environment=dict(fv.environment),
                 )
         outcomes.append(
             OpOutcome(
@@ -138,7 +171,7 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
                 trials=len(cands),
                 compiled=compiled,
                 correct=correct,
-                final_status=final.status if final else None,
+                final_status=status,
                 speedups=speedups,
             )
         )
@@ -158,4 +191,28 @@ def collect_run(repo: Results, run: RunInfo, results_dir: str) -> RunData:
         hardware=hardware_label(run.environment),
         host_timers=host,
         op_meta=op_meta,
+        planned_ops=tuple(sorted(set((run.config or {}).get("ops") or [o.op for o in outcomes]))),
+        task_shas=shas,
+        evidence=evidence,
     )
+
+
+def _median_times(sessions: list[Any]) -> dict[str, float]:
+    """Per timed callable (candidate, eager, compile), the geometric mean over the sessions of
+    its median time (the one session's median when there is one)."""
+    per: dict[str, list[float]] = {}
+    for sv in sessions:
+        for k, m in sv.verdict.timings.items():
+            if _finite(m.median_us):
+                per.setdefault(k, []).append(m.median_us)
+    return {k: math.exp(sum(map(math.log, v)) / len(v)) for k, v in per.items()}
+
+
+def _combined(sessions: list[Any]) -> dict[str, SpeedupCI]:
+    """Per baseline, the speedup over the sessions that measured it (finite numbers only)."""
+    per: dict[str, list[SpeedupCI]] = {}
+    for sv in sessions:
+        for b, s in sv.verdict.speedups.items():
+            if _finite(s.value, s.ci_low, s.ci_high):
+                per.setdefault(b, []).append(SpeedupCI.from_verdict(s))
+    return {b: combine_sessions(v) for b, v in per.items()}

@@ -17,7 +17,10 @@ from typing import Any
 
 from harness.estimate import Estimate, SpeedupCI
 
-SCHEMA_VERSION = 2  # 2: entries carry their rule set (track); one ranking table per track
+SCHEMA_VERSION = 3  # 2: entries carry their rule set (track); one ranking table per track
+# 3: entries carry their settings and table; one ranking table per comparable set (op set, suite
+#    version, device class, rule set); per-op speedups over judging sessions with a direction;
+#    deployed (max(1, speedup)) and raw per-op numbers
 OFFLINE_LABEL = "offline model (not an LLM result)"
 HOST_TIMER_LABEL = "CPU host timers: test only"
 PARTIAL_LABEL = "partial rules: torch beside its own kernels"
@@ -47,6 +50,9 @@ class Table:
     columns: tuple[Column, ...]
     rows: tuple[dict[str, Any], ...]
     note: str = ""
+    # what every ranked entry shares: rules, device, hardware, ops, suite_version (ranking tables)
+    context: dict[str, Any] = field(default_factory=dict)
+    unranked: tuple[dict[str, Any], ...] = ()  # entries of this set not ranked, with the reason
 
     def __post_init__(self) -> None:
         keys = {c.key for c in self.columns}
@@ -92,6 +98,12 @@ class BestKernel:
     runtime_us: float | None = None
     baselines_us: dict[str, float] = field(default_factory=dict)
     speed_of_light: dict[str, float] = field(default_factory=dict)
+    verdict_ids: tuple[int, ...] = ()  # the final verdicts of its judging sessions, in the store
+    environment: dict[str, Any] = field(default_factory=dict)  # the verdict's fingerprint
+
+    @property
+    def sessions(self) -> int:
+        return max(1, len(self.verdict_ids))
 
 
 @dataclass(frozen=True)
@@ -101,9 +113,12 @@ class EntryOp:
     trials: int
     compiled: int
     correct: int
-    speedup_eager: float  # geomean over runs of the fallback speedup (1.0 when none valid)
+    speedup_eager: float  # deployed: geomean over runs of max(1, speedup), 1.0 without a valid kernel
     speedup_compile: float
     best: BestKernel | None = None
+    raw_eager: float | None = None  # geomean over runs with a valid kernel of the raw speedup
+    raw_compile: float | None = None
+    n_valid_runs: int = 0  # runs (seeds) whose final kernel for the op is valid
 
 
 @dataclass(frozen=True)
@@ -120,11 +135,12 @@ class Summary:
     geomean_raw: Estimate
     fast_1: Estimate
     fast_2: Estimate
+    valid_ops: Estimate = Estimate(None)
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One method configuration (method, variant, LLM, device, hardware) over its runs."""
+    """One method configuration: runs equal in every setting but their seeds (``settings``)."""
 
     entry_id: str
     label: str
@@ -143,6 +159,12 @@ class Entry:
     run_summaries: dict[str, Summary]  # run_id -> summary vs eager (bootstrap over ops)
     ops: tuple[EntryOp, ...]
     rules: str = "strict"  # the rule set of its runs: the track it ranks on
+    settings: dict[str, Any] = field(default_factory=dict)  # every setting but the seeds (settings.py)
+    table_id: str = ""  # the ranking table of its comparable set
+    planned_ops: tuple[str, ...] = ()  # the ops its runs set out to judge
+    complete: bool = True  # every run finished every planned op (else it is not ranked)
+    task_shas: dict[str, str] = field(default_factory=dict)  # op -> task file sha256
+    suite: str | None = None  # the suite its runs named (None: ops named one by one)
 
     @property
     def badges(self) -> list[str]:
@@ -175,6 +197,16 @@ class Pair:
     rank_biserial: float | None
     median_log_ratio: float | None
     significant: bool
+    table_id: str = ""  # the ranking table both entries rank in
+    seeds_a: int = 0
+    seeds_b: int = 0
+
+    @property
+    def verdict(self) -> str:
+        """'a faster' / 'b faster' / 'no clear difference' (Holm-adjusted two-sided test)."""
+        if not self.significant or self.rank_biserial is None or self.rank_biserial == 0:
+            return "no clear difference"
+        return "a faster" if self.rank_biserial > 0 else "b faster"
 
 
 @dataclass(frozen=True)

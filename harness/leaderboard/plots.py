@@ -1,7 +1,8 @@
 """Inline SVG plots for the leaderboard (no JS, no external assets, readable from file://).
 
-* ``speedup_distribution``: per entry, one dot per op on a log2 speedup axis, the geometric
-  mean as a bar; ops without a valid kernel are hollow dots at 1.0.
+* ``speedup_distribution``: per entry, one dot per op on a log2 axis of the deployed speedup
+  (max(1, speedup), 1.0 without a valid kernel), the geometric mean as a bar; ops without a
+  valid kernel are hollow dots at 1.0.
 * ``validity_scatter``: correct-trial rate (x) against geometric-mean speedup (y, log), one
   point per entry with 95% CI whiskers on both axes.
 """
@@ -31,6 +32,14 @@ def _range(values: list[float]) -> tuple[float, float]:
     return lo, hi
 
 
+def short_label(text: str, n: int = 38) -> str:
+    """A label cut in its middle, so that the settings at its end (budget=...) stay readable."""
+    if len(text) <= n:
+        return text
+    head = n // 2 - 2
+    return text[:head] + "…" + text[-(n - head - 1):]
+
+
 def _tick_label(t: float) -> str:
     return f"{t:g}x" if t >= 1 else f"1/{1 / t:g}x"
 
@@ -46,8 +55,8 @@ def _log_grid(lo: float, hi: float, line: Callable[[float], str],
     return out
 
 
-def speedup_distribution(entries: list[Entry], width: int = 560) -> str:
-    left, right, row_h, top = 190, 20, 30, 20
+def speedup_distribution(entries: list[Entry], width: int = 640) -> str:
+    left, right, row_h, top = 250, 20, 30, 20
     height = top + row_h * max(1, len(entries)) + 40
     values = [o.speedup_eager for e in entries for o in e.ops]
     lo, hi = _range(values)
@@ -70,9 +79,9 @@ def speedup_distribution(entries: list[Entry], width: int = 560) -> str:
     for i, e in enumerate(entries):
         cy = top + row_h * i + row_h / 2
         color = PALETTE[i % len(PALETTE)]
-        label = e.label if len(e.label) <= 30 else e.label[:29] + "…"
         out.append(
-            f'<text x="{left - 8}" y="{cy + 4:.1f}" text-anchor="end">{escape(label)}</text>'
+            f'<text x="{left - 8}" y="{cy + 4:.1f}" text-anchor="end">{escape(short_label(e.label))}'
+            f"<title>{escape(e.label)}</title></text>"
         )
         for j, o in enumerate(e.ops):
             valid = o.best is not None and o.best.final_status == "valid"
@@ -80,7 +89,7 @@ def speedup_distribution(entries: list[Entry], width: int = 560) -> str:
             fill = color if valid else "none"
             out.append(
                 f'<circle cx="{x(o.speedup_eager):.1f}" cy="{cy + jitter:.1f}" r="3.5" fill="{fill}" '
-                f'stroke="{color}" fill-opacity="0.7"><title>{escape(o.op)}: '
+                f'stroke="{color}" fill-opacity="0.7"><title>{escape(o.op)}: deployed '
                 f"{o.speedup_eager:.2f}x{'' if valid else ' (no valid kernel)'}</title></circle>"
             )
         g = e.summaries["eager"].geomean.value
@@ -151,7 +160,8 @@ def validity_scatter(entries: list[Entry], width: int = 460, height: int = 320) 
         right_side = cx < width - right - 90
         anchor, tx = ("start", cx + 7) if right_side else ("end", cx - 7)
         out.append(
-            f'<text x="{tx:.1f}" y="{cy - 6:.1f}" text-anchor="{anchor}">{escape(e.method)}</text>'
+            f'<text x="{tx:.1f}" y="{cy - 6 + 18 * (i % 2):.1f}" text-anchor="{anchor}">'  # alternate above/below
+            f"{escape(short_label(e.label, 26))}</text>"
         )
     out.append("</svg>")
     return "\n".join(out)

@@ -4,13 +4,19 @@ Output layout (relative links only, so it works from ``file://`` and any static 
 
     OUT/index.html  pairwise.html  ops.html  provenance.html  leaderboard.json
     OUT/methods/<entry_id>.html   OUT/ops/<op>.html   OUT/static/{style.css,sort.js,pygments.css}
+    OUT/rows/<entry_id>/<op>/{kernel.py,verdicts.json,environment.json}
 
-Data is inlined into the pages; nothing is fetched at runtime.
+Data is inlined into the pages; nothing is fetched at runtime. Each op row of an entry links
+the files under ``rows/``: the exact kernel source, the verdict JSON of every judging session
+of its final evaluation (from the results store when the build had it, else the numbers the
+leaderboard holds and where the full verdicts are), the environment fingerprint, and the page
+shows the one command that re-judges the row (``verify.command``).
 """
 
 from __future__ import annotations
 
 import importlib.resources
+import json
 import math
 import shutil
 from pathlib import Path
@@ -22,14 +28,17 @@ from pygments import highlight as _highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from harness.estimate import FASTER, SLOWER, direction_of
 from harness.leaderboard import plots
 from harness.leaderboard.model import (
     HOST_TIMER_LABEL,
     OFFLINE_LABEL,
     TRACKS,
     BestKernel,
+    Entry,
     Leaderboard,
 )
+from harness.leaderboard.verify import command
 
 REPO_SITE = Path(__file__).resolve().parents[2] / "site"
 _FORMATTER = HtmlFormatter(cssclass="hl")
@@ -95,10 +104,54 @@ def make_env() -> jinja2.Environment:
         trim_blocks=True, lstrip_blocks=True,
     )  # fmt: skip
     env.globals.update(
-        fmt=fmt, sol=sol, highlight=highlight, exp=math.exp,
-        offline_label=OFFLINE_LABEL, host_label=HOST_TIMER_LABEL,
+        fmt=fmt, sol=sol, highlight=highlight, exp=math.exp, row_dir=row_dir, command=command,
+        direction_of=direction_of,
+        offline_label=OFFLINE_LABEL, host_label=HOST_TIMER_LABEL, faster=FASTER, slower=SLOWER,
     )  # fmt: skip
     return env
+
+
+def row_dir(entry_id: str, op: str) -> str:
+    """The folder (relative to the site's root) of an op row's files."""
+    return f"rows/{entry_id}/{op}"
+
+
+MAX_SAMPLES = 2000  # timing samples kept per measurement in a row's verdicts.json
+
+
+def _lean(verdict: dict[str, Any]) -> dict[str, Any]:
+    """A stored verdict for the site: as stored, but a measurement's raw timing samples beyond
+    MAX_SAMPLES are left out (their count kept; the store has them all) so pages stay small."""
+    v = dict(verdict)
+    timings = {}
+    for name, m in (v.get("timings") or {}).items():
+        m = dict(m)
+        if len(m.get("samples_us") or []) > MAX_SAMPLES:
+            m["samples_us_omitted"] = len(m["samples_us"])
+            m["samples_us"] = []
+        timings[name] = m
+    v["timings"] = timings
+    return v
+
+
+def _row_files(out: Path, e: Entry, evidence: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
+    """kernel.py, verdicts.json and environment.json of every op row of ``e`` with a kernel."""
+    for o in e.ops:
+        k = o.best
+        if k is None:
+            continue
+        d = out / row_dir(e.entry_id, o.op)
+        _write(d / "kernel.py", k.source)
+        full = evidence.get((k.run_id, o.op))
+        verdicts: Any = [_lean(v) for v in full] if full is not None else {
+            "note": "the full verdicts are in the results store; these are the numbers the "
+                    "leaderboard holds",
+            "run_id": k.run_id, "results_dir": next((r.results_dir for r in e.runs if r.run_id == k.run_id), ""),
+            "verdict_ids": list(k.verdict_ids), "final_status": k.final_status,
+            "speedups": {b: vars(s) for b, s in k.speedups.items()},
+        }  # fmt: skip
+        _write(d / "verdicts.json", json.dumps(verdicts, indent=1, default=str))
+        _write(d / "environment.json", json.dumps(k.environment, indent=1, sort_keys=True, default=str))
 
 
 def _write(path: Path, text: str) -> None:
@@ -106,8 +159,11 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def render_site(lb: Leaderboard, out: str | Path) -> list[Path]:
-    """Write every page of ``lb`` under ``out``; returns the HTML files written."""
+def render_site(
+    lb: Leaderboard, out: str | Path, evidence: dict[tuple[str, str], list[dict[str, Any]]] | None = None
+) -> list[Path]:
+    """Write every page of ``lb`` under ``out``; returns the HTML files written. ``evidence``:
+    (run id, op) -> the verdicts of the op's final sessions, as collected from the stores."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     env = make_env()
@@ -131,9 +187,12 @@ def render_site(lb: Leaderboard, out: str | Path) -> list[Path]:
         _write(out / name, html)
         written.append(out / name)
 
+    for e in entries:
+        _row_files(out, e, evidence or {})
+    labels = {e.entry_id: e.label for e in entries}
     page(
-        "index.html", "index.html.j2", page="index", title="Overview",
-        tracks=[(rules, lb.table(tid)) for rules, (tid, _) in TRACKS.items()],
+        "index.html", "index.html.j2", page="index", title="Overview", labels=labels,
+        tracks=[(rules, [t for t in lb.tables if t.context.get("rules") == rules]) for rules in TRACKS],
         plot_distribution=Markup(plots.speedup_distribution(entries)),
         plot_scatter=Markup(plots.validity_scatter(entries)),
     )  # fmt: skip
@@ -142,28 +201,21 @@ def render_site(lb: Leaderboard, out: str | Path) -> list[Path]:
     def cell(a: str, b: str) -> dict[str, Any]:
         p = pairs.get((a, b)) or pairs.get((b, a))
         if p is None:
-            return {
-                "p": None,
-                "r": None,
-                "n": 0,
-                "cls": "",
-                "why": "different hardware: not compared",
-            }
+            return {"p": None, "r": None, "n": 0, "cls": "", "why": "not compared"}
+        seeds = (p.seeds_a, p.seeds_b) if p.a == a else (p.seeds_b, p.seeds_a)
         if p.p_holm is None:
-            return {"p": None, "r": None, "n": p.n_common, "cls": "", "why": "no differing ops"}
+            return {"p": None, "r": None, "n": p.n_common, "cls": "", "seeds": seeds,
+                    "why": "no differing ops", "words": "no clear difference"}  # fmt: skip
         r = p.rank_biserial if p.a == a else -(p.rank_biserial or 0.0)
         cls = ("win" if r > 0 else "loss") if p.significant else ""
-        return {"p": p.p_holm, "r": r, "n": p.n_common, "cls": cls}
+        words = {"win": "row faster", "loss": "column faster", "": "no clear difference"}[cls]
+        return {"p": p.p_holm, "r": r, "n": p.n_common, "cls": cls, "seeds": seeds, "words": words}
 
-    labels = {e.entry_id: e.label for e in entries}
+    ranked = [(t, [e for e in entries if e.table_id == t.table_id and e.complete]) for t in lb.tables]
     page(
-        "pairwise.html",
-        "pairwise.html.j2",
-        page="pairwise",
-        title="Pairwise",
-        cell=cell,
-        labels=labels,
-    )
+        "pairwise.html", "pairwise.html.j2", page="pairwise", title="Pairwise", cell=cell,
+        labels=labels, matrices=[(t, es) for t, es in ranked if len(es) > 1],
+    )  # fmt: skip
     for e in entries:
         page(
             f"methods/{e.entry_id}.html", "method.html.j2", root="../", page="method", title=e.label,
@@ -171,23 +223,37 @@ def render_site(lb: Leaderboard, out: str | Path) -> list[Path]:
             has_cost=any("cost" in k for k in e.usage),
         )  # fmt: skip
     op_rows = []
+    order = {t.table_id: i for i, t in enumerate(lb.tables)}
+    titles = {t.table_id: t.title for t in lb.tables}
     for op in lb.ops:
         rows = [(e, o) for e in entries for o in e.ops if o.op == op.op]
-        rows.sort(key=lambda eo: -eo[1].speedup_eager)
-        strict = [(e, o) for e, o in rows if e.rules == "strict"]  # tracks are never mixed: the best is strict
-        valid = [(e, o) for e, o in strict if o.best is not None and o.best.final_status == "valid"]
-        top = max(valid, key=lambda eo: eo[1].speedup_eager, default=None)
-        top_sp = top[1].best.speedups.get("eager") if top else None
-        op_rows.append(
-            {
-                "op": op, "n_entries": len(strict), "n_valid": len(valid),
-                "best_entry": top[0] if top else None,
-                "best_value": top_sp.value if top_sp else None,
-            }
-        )  # fmt: skip
+        rows.sort(key=lambda eo: (order.get(eo[0].table_id, 99), -eo[1].speedup_eager, eo[0].entry_id))
+        # tracks and device classes are never mixed: one best per (strict) device class
+        classes: dict[str, list[Any]] = {}
+        for e, o in rows:
+            if e.rules == "strict":
+                classes.setdefault(f"{e.device} on {e.hardware}", []).append((e, o))
+        if not classes:
+            op_rows.append({"op": op, "where": "partial rules only", "n_entries": 0, "n_valid": 0,
+                            "best_entry": None, "best": None, "best_value": None})  # fmt: skip
+        for where, members in sorted(classes.items()):
+            valid = [(e, o) for e, o in members if o.best is not None and o.best.final_status == "valid"
+                     and "eager" in o.best.speedups]  # fmt: skip
+            top = max(valid, key=lambda eo: eo[1].best.speedups["eager"].value, default=None)
+            top_sp = top[1].best.speedups["eager"] if top else None
+            op_rows.append(
+                {
+                    "op": op, "where": where, "n_entries": len(members), "n_valid": len(valid),
+                    "best_entry": top[0] if top else None, "best": top_sp,
+                    "best_value": top_sp.value if top_sp else None,
+                }
+            )  # fmt: skip
+        groups = [(tid, titles.get(tid, tid), [(e, o) for e, o in rows if e.table_id == tid])
+                  for tid in dict.fromkeys(e.table_id for e, _ in rows)]  # fmt: skip
         page(
-            f"ops/{op.op}.html", "op.html.j2", root="../", page="op", title=op.op, op=op, rows=rows
-        )
+            f"ops/{op.op}.html", "op.html.j2", root="../", page="op", title=op.op, op=op,
+            rows=rows, groups=groups,
+        )  # fmt: skip
     page("ops.html", "ops.html.j2", page="ops", title="Ops", op_rows=op_rows)
     page("provenance.html", "provenance.html.j2", page="provenance", title="Provenance")
     return written

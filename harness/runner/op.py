@@ -10,7 +10,10 @@
   4. iterate ``method.optimize`` until it ends or the budget is spent (``BudgetExhausted``);
      a yield is a step of the method, never a second submission (a yielded proposal that did
      not come through ``evaluate`` fails the op with ``MethodContractError``);
-  5. re-judge the fastest valid kernel in FINAL mode, store it, and finish the op.
+  5. re-judge the fastest valid kernel in FINAL mode in ``final_sessions`` independent judging
+     sessions (fresh workers each, baselines interleaved in each), store every session's verdict
+     (session i under ``session_key(key, i)``), and finish the op; a session that is not valid
+     ends the op's final evaluation and becomes its final verdict.
 
 Every ``EvalConfig`` comes from the judging policy (``harness/policy.py``).
 """
@@ -34,7 +37,7 @@ from harness.policy import eval_config
 from harness.runner.metering import make_meter, metered
 from harness.runner.resume import ResumedModel
 from harness.runner.tasks import task_context
-from harness.store import OpMetadata, Results, config_key, sha256_text
+from harness.store import OpMetadata, Results, config_key, session_key, sha256_text
 from sandbox.contract import CandidateError, EvalConfig, Mode, Status, Task, Verdict
 
 
@@ -52,6 +55,7 @@ class OpResult:
     skipped: bool = False  # finished in an earlier invocation of the same run id
     judged: int = 0  # evaluations actually run by the evaluator (not reused)
     reused: int = 0  # verdicts reused from the store
+    final_sessions: list[Verdict] = field(default_factory=list)  # every final session's verdict
 
 
 @dataclass
@@ -65,6 +69,7 @@ class OpSettings:
     environment: dict[str, Any] = field(default_factory=dict)
     prices: dict[str, Any] = field(default_factory=dict)  # LLM prices per model, for cost
     rules: str = "strict"  # the run's rule set: every candidate of the run is judged under it
+    final_sessions: int = 1  # independent judging sessions of each op's final kernel
 
     def eval_config(self, mode: Mode, task: Task | None = None) -> EvalConfig:
         """The run's config in ``mode``: the judging policy (harness/policy.py) with the run's
@@ -128,9 +133,10 @@ class OpRunner:
             "reused": state.reused,
         }
         final = final_id = None
+        sessions: list[Verdict] = []
         if error is None and state.best_id is not None:
             try:
-                final, final_id = self._final(task, state)
+                final, final_id, sessions = self._final(task, state)
             except Exception as e:  # noqa: BLE001
                 error = f"final evaluation failed: {type(e).__name__}: {e}"
         self.results.finish_op(
@@ -155,6 +161,7 @@ class OpRunner:
             error=error,
             judged=state.judged,
             reused=state.reused,
+            final_sessions=sessions,
         )
 
     # -- the evaluate callable the method gets ---------------------------------------------
@@ -210,11 +217,14 @@ class OpRunner:
         return guarded_evaluate(judge_and_store, meter)  # raises BudgetExhausted once spent
 
     def _judge_or_reuse(
-        self, task: Task, p: Proposal, config: EvalConfig, key: str, cid: int, state: _OpState
+        self, task: Task, p: Proposal, config: EvalConfig, key: str, cid: int, state: _OpState,
+        own_key: bool = False,
     ) -> tuple[Verdict, int | None]:
-        """(verdict, its verdict id when already stored for this candidate, else None)."""
+        """(verdict, its verdict id when already stored for this candidate, else None).
+        ``own_key``: only a verdict of this candidate stored under ``key`` is its own (a final
+        session after the first)."""
         mode = config.mode.value
-        mine = self.results.candidate_verdict(cid, mode)
+        mine = self.results.candidate_verdict(cid, mode, config_key=key if own_key else None)
         if mine is not None:
             state.reused += 1
             return mine.verdict, mine.verdict_id
@@ -235,24 +245,35 @@ class OpRunner:
         v.durations_s.setdefault("harness_total", round(time.monotonic() - t0, 3))
         return v, None
 
-    def _final(self, task: Task, state: _OpState) -> tuple[Verdict, int]:
+    def _final(self, task: Task, state: _OpState) -> tuple[Verdict, int, list[Verdict]]:
+        """(the op's final verdict, its id, every session's verdict): the best kernel judged in
+        FINAL mode in ``final_sessions`` independent sessions, each stored under its own
+        ``session_key``; the first session that is not valid ends it and is the op's verdict."""
         config = self.s.eval_config(Mode.FINAL, task)
         key = config_key(config)
         cand = self.results.get_candidate(state.best_id)  # type: ignore[arg-type]
         assert cand is not None
         p = Proposal(source=cand.source)
-        verdict, stored_id = self._judge_or_reuse(task, p, config, key, cand.candidate_id, state)
-        if stored_id is not None:
-            return verdict, stored_id
-        vid = self.results.add_verdict(
-            verdict, candidate_id=cand.candidate_id, task_sha256=task.sha256, config_key=key
-        )
-        return verdict, vid
+        sessions: list[tuple[Verdict, int]] = []
+        for i in range(max(1, self.s.final_sessions)):
+            k = session_key(key, i)
+            verdict, vid = self._judge_or_reuse(task, p, config, k, cand.candidate_id, state,
+                                                own_key=i > 0)  # fmt: skip
+            if vid is None:
+                vid = self.results.add_verdict(
+                    verdict, candidate_id=cand.candidate_id, task_sha256=task.sha256, config_key=k
+                )
+            sessions.append((verdict, vid))
+            if not verdict.valid:
+                return verdict, vid, [v for v, _ in sessions]
+        return sessions[0][0], sessions[0][1], [v for v, _ in sessions]
 
     def _finished_result(self, task: Task, row: Any) -> OpResult:
         cands = self.results.list_candidates(self.s.run_id, task.name)
         fb = self.results.list_verdicts(self.s.run_id, task.name, "feedback")
         final = self.results.get_verdict(row.final_verdict_id) if row.final_verdict_id else None
+        sessions = (self.results.final_sessions(self.s.run_id, row.best_candidate_id)
+                    if row.best_candidate_id is not None else [])  # fmt: skip
         if self.progress is not None:
             self.progress.op_done(task.name, skipped=True)
         return OpResult(
@@ -264,6 +285,7 @@ class OpRunner:
             final=final.verdict if final else None,
             usage=row.usage,
             skipped=True,
+            final_sessions=[sv.verdict for sv in sessions],
         )
 
 

@@ -47,6 +47,22 @@ class RunConfig:
     isolate: str | None = None  # None | "process" | "docker"
     # issue 15: the rule set judging every candidate of the run (stored with it; its leaderboard track)
     rules: str = "strict"  # "strict" | "partial" (sandbox/rules.py RULE_SETS)
+    # issue 29: independent judging sessions of each op's final kernel (the published interval is
+    # over them); None: FINAL_SESSIONS_GPU on a GPU, 1 on a CPU (host timers: test numbers only)
+    final_sessions: int | None = None
+
+
+FINAL_SESSIONS_GPU = 3
+
+
+def final_sessions_for(device: str, requested: int | None) -> int:
+    """The number of final judging sessions of a run: the one asked for, else 3 on a GPU and 1
+    on a CPU (where a final judgement costs a minute of host timing and numbers are tests only)."""
+    if requested is not None:
+        if requested < 1:
+            raise ValueError(f"final_sessions={requested}: use 1 or more (--final-sessions)")
+        return requested
+    return FINAL_SESSIONS_GPU if device.startswith("cuda") else 1
 
 
 @dataclass
@@ -86,6 +102,7 @@ def run(
     budget = cfg.budget or Budget(evaluations=int(getattr(method, "default_budget", 45) or 45))
     if cfg.budget_limits:
         budget = dataclasses.replace(budget, **cfg.budget_limits)
+    n_final = final_sessions_for(cfg.device, cfg.final_sessions)
     results = Results.open(cfg.results)
     env = fingerprint.environment(cfg.device)
     run_id = cfg.run_id or new_run_id(method_name)
@@ -107,6 +124,7 @@ def run(
             "eval_overrides": cfg.eval_overrides,
             "llm_effective": llm_for_seed(cfg.llm, cfg.seed),
             "ops": [t.name for t in tasks],
+            "final_sessions": n_final,
         },
         environment=env,
         run_id=run_id,
@@ -130,6 +148,7 @@ def run(
         rules=info.rules,
         environment=env,
         prices=dict(getattr(cfg.llm_config, "prices", None) or {}),
+        final_sessions=n_final,
     )
     planned = getattr(method, "planned_trials", None)  # optional: methods that stop early
     per_op = min(budget.evaluations, int(planned(budget))) if planned else budget.evaluations

@@ -1,5 +1,6 @@
 """Progress on stderr while a run goes (op, trial, best speedup so far, ETA) and the summary
-table at the end (op, valid/total, best speedup vs eager with CI, final status)."""
+table at the end (op, valid/total, the final kernel's speedup vs eager with its 95% interval
+over its judging sessions, faster / slower / no clear difference, final status)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import threading
 import time
 from typing import TextIO
 
+from harness.estimate import SpeedupCI
 from harness.runner.op import OpResult
+from harness.stats import combine_sessions
 from harness.statusline import StatusLines
 
 
@@ -55,16 +58,27 @@ class Progress(StatusLines):
 
 
 
+def _final_speedup(r: OpResult) -> SpeedupCI | None:
+    """The final kernel's speedup over eager, combined over its valid judging sessions."""
+    if r.final is None or not r.final.valid:
+        return None
+    sessions = [v for v in (r.final_sessions or [r.final]) if v.valid]
+    per = [v.speedups.get("eager") for v in sessions]
+    if not per or any(s is None for s in per):
+        return None
+    return combine_sessions([SpeedupCI.from_verdict(s) for s in per])
+
+
 def summary_table(results: list[OpResult]) -> str:
     """A plain-text table of the run's ops."""
-    rows = [("op", "valid/total", "best vs eager [95% CI]", "sig.", "final status")]
+    rows = [("op", "valid/total", "final vs eager [95% interval]", "vs eager", "sessions", "final status")]
     for r in results:
-        sp = r.final.speedups.get("eager") if r.final is not None else None
+        sp = _final_speedup(r)
         if sp is not None:
             best = f"{sp.value:.2f}x [{sp.ci_low:.2f}, {sp.ci_high:.2f}]"
-            sig = "yes" if sp.significant else "no"
+            sig, n = sp.direction, str(sp.sessions)
         else:
-            best, sig = "-", "-"
+            best, sig, n = "-", "-", str(len(r.final_sessions) or "-")
         if r.status == "failed":
             status = "op failed: " + (r.error or "").splitlines()[0][:60]
         elif r.final is not None:
@@ -73,7 +87,7 @@ def summary_table(results: list[OpResult]) -> str:
             status = "no valid kernel"
         if r.skipped:
             status += " (earlier)"
-        rows.append((r.op, f"{r.valid}/{r.total}", best, sig, status))
+        rows.append((r.op, f"{r.valid}/{r.total}", best, sig, n, status))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows

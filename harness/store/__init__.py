@@ -17,7 +17,7 @@ from harness.store.records import (
     sha256_text,
 )
 from harness.store.repo import Results, new_run_id
-from harness.store.verdicts import config_key
+from harness.store.verdicts import config_key, session_key
 
 __all__ = [
     "DB_NAME",
@@ -36,5 +36,6 @@ __all__ = [
     "ValidKernel",
     "config_key",
     "new_run_id",
+    "session_key",
     "sha256_text",
 ]

@@ -40,6 +40,13 @@ def config_key(config: Any) -> str:
     return hashlib.sha256(canon.encode()).hexdigest()[:16]
 
 
+def session_key(key: str, session: int) -> str:
+    """The stored config key of an op's final judging session ``session`` (0-based): session 0
+    keeps the config's own key (as every final verdict before repeated sessions), later ones
+    append ``#s<i>`` so that each is found again on resume and never reused as another's."""
+    return key if session == 0 else f"{key}#s{session}"
+
+
 class VerdictStore:
     store: Store
     path: Path
@@ -144,13 +151,34 @@ class VerdictStore:
         rows = self.store.query(sql + " ORDER BY verdict_id", tuple(args))
         return [StoredVerdict.from_row(r) for r in rows]
 
-    def candidate_verdict(self, candidate_id: int, mode: str) -> StoredVerdict | None:
-        """The first verdict stored for a candidate in ``mode`` (a resumed op reuses it)."""
-        rows = self.store.query(
-            "SELECT * FROM verdicts WHERE candidate_id=? AND mode=? ORDER BY verdict_id LIMIT 1",
-            (candidate_id, getattr(mode, "value", mode)),
-        )
+    def candidate_verdict(
+        self, candidate_id: int, mode: str, config_key: str | None = None
+    ) -> StoredVerdict | None:
+        """The first verdict stored for a candidate in ``mode`` (a resumed op reuses it); with
+        ``config_key``, the first one stored under that key (a final session, ``session_key``)."""
+        sql, args = "SELECT * FROM verdicts WHERE candidate_id=? AND mode=?", [candidate_id, getattr(mode, "value", mode)]
+        if config_key is not None:
+            sql += " AND config_key=?"
+            args.append(config_key)
+        rows = self.store.query(sql + " ORDER BY verdict_id LIMIT 1", tuple(args))
         return StoredVerdict.from_row(rows[0]) if rows else None
+
+    def final_sessions(self, run_id: str, candidate_id: int) -> list[StoredVerdict]:
+        """The final-mode verdicts of a run's candidate, one per judging session (the first
+        stored under each config key), in the order they were judged."""
+        rows = self.store.query(
+            "SELECT * FROM verdicts WHERE run_id=? AND candidate_id=? AND mode='final' "
+            "ORDER BY verdict_id",
+            (run_id, candidate_id),
+        )
+        seen: set[str | None] = set()
+        out = []
+        for r in rows:
+            if r["config_key"] in seen:
+                continue
+            seen.add(r["config_key"])
+            out.append(StoredVerdict.from_row(r))
+        return out
 
     # -- summaries for readers (indexed columns only: stores get large) -----------------------
     def feedback_outcomes(self, run_id: str, op: str) -> list[CandidateOutcome]:

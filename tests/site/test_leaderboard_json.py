@@ -79,7 +79,9 @@ def test_ranking_table_declares_which_direction_is_better(lb):
     assert cols["rank"].lower_is_better is True
     for k in ("geomean", "median", "fast_1", "fast_2", "correct_rate", "compiled_rate"):
         assert cols[k].lower_is_better is False
-    assert [r["rank"] for r in t.rows] == list(range(1, len(lb.entries) + 1))
+    # the two GPU entries rank in one table; the CPU entry in its own (another device class)
+    assert [r["rank"] for r in t.rows] == [1, 2]
+    assert t.context["device"] == "cuda" and t.context["hardware"] == "NVIDIA H200"
     geo = [r["geomean"]["value"] for r in t.rows]
     assert geo == sorted(geo, reverse=True)
 
@@ -142,9 +144,15 @@ def test_pairwise_compares_only_entries_on_the_same_hardware(lb):
     assert p.n_common == 5 and p.p_holm == p.p_value  # one test: Holm changes nothing
 
 
-def test_pairwise_page_says_why_a_pair_is_not_compared(built_site):
+def test_pairwise_page_compares_only_inside_a_table_and_says_the_result_in_words(built_site, lb):
     page = (built_site / "pairwise.html").read_text()
-    assert "different hardware: not compared" in page and "r = " in page
+    (p,) = lb.pairwise
+    assert page.count('<table class="matrix">') == 1  # the GPU table; the CPU entry is alone in its own
+    bon = next(e for e in lb.entries if e.method == "best-of-n")
+    matrix = page.split('<table class="matrix">')[1].split("</table>")[0]
+    assert bon.label not in matrix and "r = " in matrix
+    assert "5 ops · 2 vs 1 seeds" in matrix or "5 ops · 1 vs 2 seeds" in matrix
+    assert ("no clear difference" in matrix) == (not p.significant)
 
 
 def test_best_kernel_carries_source_baselines_and_speed_of_light(lb):

@@ -83,7 +83,7 @@ def test_offline_model_and_cpu_timers_are_labelled_on_overview_and_method_page(b
     index = (built_site / "index.html").read_text()
     assert "offline model (not an LLM result)" in index
     assert "CPU host timers: test only" in index
-    page = (built_site / "methods/best-of-n-offline-cpu.html").read_text()
+    page = (built_site / "methods/best-of-n-offline.html").read_text()
     assert "offline model (not an LLM result)" in page and "CPU host timers: test only" in page
     evo = next((built_site / "methods").glob("evoengineer*.html")).read_text()
     assert "offline model (not an LLM result)" not in evo
@@ -91,7 +91,7 @@ def test_offline_model_and_cpu_timers_are_labelled_on_overview_and_method_page(b
 
 def test_overview_shows_cis_validity_and_inline_svg_plots(built_site):
     index = (built_site / "index.html").read_text()
-    assert 'class="sortable"' in index and 'class="ci"' in index
+    assert 'class="sortable ranking"' in index and 'class="ci"' in index
     assert "Correct trials" in index and index.count("<svg") == 2
 
 

@@ -64,13 +64,13 @@ def test_offline_run_site_loads_sorts_and_links_in_chromium(offline_site, browse
     (method_page,) = (out / "methods").glob("*.html")
     page, problems = open_page(browser, method_page.as_uri())
     sel = "#per-op"
-    page.click(f"{sel} thead th >> nth=5")  # correct / trials: higher is better, best first
-    first = [v for v in sort_values(page, sel, 5) if v is not None]
+    page.click(f"{sel} thead th >> nth=6")  # correct / trials: higher is better, best first
+    first = [v for v in sort_values(page, sel, 6) if v is not None]
     assert first == sorted(first, reverse=True)
-    page.click(f"{sel} thead th >> nth=5")  # again: the other way round
-    again = [v for v in sort_values(page, sel, 5) if v is not None]
+    page.click(f"{sel} thead th >> nth=6")  # again: the other way round
+    again = [v for v in sort_values(page, sel, 6) if v is not None]
     assert again == sorted(first)
-    page.click(f"{sel} thead th >> nth=1")  # speedup vs eager: best first
+    page.click(f"{sel} thead th >> nth=1")  # deployed speedup vs eager: best first
     second = [v for v in sort_values(page, sel, 1) if v is not None]
     assert second == sorted(second, reverse=True) and len(second) == len(SMOKE)
     assert page.get_attribute(f"{sel} thead th >> nth=1", "aria-sort") == "descending"
@@ -93,9 +93,11 @@ def test_verify_rejudges_a_recorded_kernel_with_the_real_evaluator(offline_site)
     res = harness(
         "leaderboard", "verify", "--results", str(results), "--op", "relu", "--json", timeout=900
     )
-    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     report = json.loads(res.stdout)
     (row,) = report["rows"]
     assert row["op"] == "relu" and row["new_status"] == "valid" and row["new"] > 0
-    assert row["holds"] in (True, False) and report["checked"] == 1
+    assert report["checked"] == 1 and row["sessions"] == 1  # the CPU default: one final session
+    # one row: it must hold for the check to pass (host timers on a busy CPU may not)
+    assert res.returncode == (0 if row["holds"] else 1), res.stderr[-2000:]
+    assert report["passes"] is row["holds"]
     assert report["hardware_here"].startswith("CPU")

@@ -35,7 +35,8 @@ def bad(op, trials=4, compiled=1, status=None):
 
 # table: 4 ops, one without a valid kernel
 #   a: 2.0 [1.8, 2.2] significant     b: 4.0 [2.5, 5.0] significant
-#   c: 0.5 [0.4, 0.6] not significant d: no valid kernel (fallback 1.0)
+#   c: 0.5 [0.4, 0.6] (valid, slower)  d: no valid kernel
+# deployed (max(1, speedup), 1 without a valid kernel): 2, 4, 1, 1; raw (valid only): 2, 4, 0.5
 TABLE = [
     ok("a", 2.0, 1.8, 2.2, True),
     ok("b", 4.0, 2.5, 5.0, True),
@@ -44,16 +45,17 @@ TABLE = [
 ]
 
 
-def test_invalid_op_counts_as_fallback_one_in_median_and_geomean():
+def test_invalid_and_slower_ops_both_count_as_one_in_the_deployed_median_and_geomean():
     s = summarize_run(TABLE)
-    # fallback speedups 2, 4, 0.5, 1 -> sorted 0.5 1 2 4 -> median 1.5
+    # deployed speedups 2, 4, 1 (c is slower: PyTorch is kept), 1 (d) -> sorted 1 1 2 4 -> median 1.5
     assert s.median.value == pytest.approx(1.5)
-    # geomean (2*4*0.5*1)^(1/4) = 4^(1/4) = sqrt(2)
-    assert s.geomean.value == pytest.approx(math.sqrt(2))
+    # geomean (2*4*1*1)^(1/4) = 8^(1/4)
+    assert s.geomean.value == pytest.approx(8 ** 0.25)
     # raw: 2, 4, 0.5 -> median 2, geomean 4^(1/3)
     assert s.median_raw.value == pytest.approx(2.0)
     assert s.geomean_raw.value == pytest.approx(4 ** (1 / 3))
     assert (s.n_ops, s.n_valid_ops) == (4, 3)
+    assert s.valid_ops.value == pytest.approx(0.75)
 
 
 def test_validity_rates_pool_all_trials():
@@ -63,9 +65,9 @@ def test_validity_rates_pool_all_trials():
     assert s.correct_rate.value == pytest.approx(6 / 16)
 
 
-def test_fast_1_uses_verdict_significance_and_fast_2_the_ci_lower_bound():
+def test_fast_p_counts_valid_ops_whose_interval_lies_above_p():
     s = summarize_run(TABLE)
-    # fast_1: a and b significant and > 1 -> 2/4 ; fast_2: only b has ci_low 2.5 > 2 -> 1/4
+    # fast_1: a [1.8, 2.2] and b [2.5, 5.0] lie above 1 -> 2/4 ; fast_2: only b's 2.5 > 2 -> 1/4
     assert s.fast_1.value == pytest.approx(0.5)
     assert s.fast_2.value == pytest.approx(0.25)
     # a 2.0x whose CI reaches below 2 is not fast_2; a significant slowdown is not fast_1
@@ -76,7 +78,8 @@ def test_fast_1_uses_verdict_significance_and_fast_2_the_ci_lower_bound():
 def test_compile_baseline_is_summarised_separately():
     t = [ok("a", 2.0, 1.8, 2.2, True, compile_sp=(0.5, 0.4, 0.6, False)), bad("b")]
     s = summarize_run(t, "compile")
-    assert s.median.value == pytest.approx(0.75)  # (0.5 + 1) / 2
+    assert s.median.value == pytest.approx(1.0)  # deployed: max(1, 0.5) and 1
+    assert s.median_raw.value == pytest.approx(0.5) and s.geomean_raw.value == pytest.approx(0.5)
     assert s.fast_1.value == 0.0
 
 
@@ -85,8 +88,10 @@ def test_estimates_lie_in_their_bootstrap_cis_and_are_reproducible():
     assert s1 == s2
     for est in (s1.median, s1.geomean, s1.fast_1, s1.compiled_rate, s1.geomean_raw):
         assert est.ci_low <= est.value <= est.ci_high
-    # resampling 4 ops: the geomean CI spans at least from below 1 to above 2
-    assert s1.geomean.ci_low < 1.0 < 2.0 < s1.geomean.ci_high
+    # resampling 4 ops: the deployed geomean CI spans from 1 (resamples of the two 1.0 ops) to
+    # above 2; the raw one reaches below 1 (resamples of c's 0.5)
+    assert s1.geomean.ci_low == 1.0 and s1.geomean.ci_high > 2.0
+    assert s1.geomean_raw.ci_low < 1.0 < 2.0 < s1.geomean_raw.ci_high
 
 
 def test_bootstrap_of_a_constant_is_degenerate():
