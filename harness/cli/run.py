@@ -91,6 +91,21 @@ from harness.methods.base import Budget
     "evaluation endpoint and the LLM gateway (no network, no upstream key; docs/method-protocol.md).",
 )
 @click.option("--quiet", is_flag=True, help="No progress lines (the summary is still printed).")
+@click.option(
+    "--seed-kernels",
+    default="suite",
+    show_default=True,
+    metavar="DIR|suite|none",
+    help="Seed kernels for the methods that start from one (EvoEngineer, FunSearch, AI CUDA "
+    "Engineer): a folder of <language>/<op>.py, 'suite' for the shipped ones, 'none' for none.",
+)
+@click.option(
+    "--archive",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="ai-cuda-engineer: innovation archive file, read at the start and updated as ops finish "
+    "(it persists across runs).",
+)
 @rules_option()
 def cli(
     method: str,
@@ -113,6 +128,8 @@ def cli(
     compile_workers: int | None,
     isolate: str | None,
     quiet: bool,
+    seed_kernels: str,
+    archive: str | None,
     llm_spec: str | None,
     llm_config: Any,
     rules: str = "strict",
@@ -151,6 +168,8 @@ def cli(
     if jobs < 1:
         raise click.UsageError("--jobs must be >= 1")
     llm_spec = llm_spec or "offline"
+    _check_seed_kernels(seed_kernels)
+    _check_archive(archive)
     cfg = RunConfig(
         method=method,
         suite=suite,
@@ -181,6 +200,8 @@ def cli(
         compile_workers=compile_workers,
         isolate=isolate,
         rules=rules,
+        seed_kernels=seed_kernels,
+        archive=archive,
     )
     try:
         report = run(cfg)
@@ -239,3 +260,25 @@ def _value(v: str) -> Any:
         except ValueError:
             pass
     return v
+
+
+def _check_seed_kernels(spec: str) -> None:
+    from harness.suite.suites import SuiteError
+
+    try:
+        from harness.suite.seeds import seeds_dir
+
+        seeds_dir(spec)
+    except SuiteError as e:
+        raise click.BadParameter(str(e), param_hint="--seed-kernels") from e
+
+
+def _check_archive(path: str | None) -> None:
+    if not path:
+        return
+    from harness.methods.archive import ArchiveFileError, load_file
+
+    try:
+        load_file(path)
+    except ArchiveFileError as e:
+        raise click.BadParameter(str(e), param_hint="--archive") from e
