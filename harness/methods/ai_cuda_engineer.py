@@ -148,12 +148,11 @@ class AICudaEngineer:
             "seed_kernel": "skips translation when the op has one",
         }
 
-    def op_waves(self, ops: list[str]) -> list[list[str]]:
-        """Run the parts of fused ops before the fused ops (their kernels feed composition)."""
-        from harness.suite.seeds import parts_of
-
+    def op_waves(self, ops: list[str], parts: dict[str, list[str]]) -> list[list[str]]:
+        """Run the parts of fused ops before the fused ops (their kernels feed composition);
+        ``parts``: op -> the ops it is made of (the runner reads reference_ops/parts.toml)."""
         names = set(ops)
-        later = [o for o in ops if any(p in names for p in parts_of(o))]
+        later = [o for o in ops if any(p in names for p in parts.get(o, ()))]
         first = [o for o in ops if o not in later]
         return [w for w in (first, later) if w]
 

@@ -229,8 +229,11 @@ def op_waves(method: Any, tasks: list[Any]) -> list[list[Any]]:
     fn = getattr(method, "op_waves", None)
     if not callable(fn):
         return [list(tasks)]
+    from harness.suite.seeds import parts_of
+
     by_name = {t.name: t for t in tasks}
-    waves = [[by_name[n] for n in wave if n in by_name] for wave in fn([t.name for t in tasks])]
+    parts = {t.name: parts_of(t.name) for t in tasks}
+    waves = [[by_name[n] for n in wave if n in by_name] for wave in fn(list(by_name), parts)]
     seen = {t.name for w in waves for t in w}
     rest = [t for t in tasks if t.name not in seen]
     return [w for w in (*waves, rest) if w]

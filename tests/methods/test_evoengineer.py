@@ -14,7 +14,12 @@ import pytest
 
 from harness.methods.base import Budget, TaskContext
 from harness.methods.common import Solution
-from harness.methods.evoengineer import EvoEngineer, EvoEngineerFree, EvoEngineerFull, EvoEngineerInsight
+from harness.methods.evoengineer import (
+    EvoEngineer,
+    EvoEngineerFree,
+    EvoEngineerFull,
+    EvoEngineerInsight,
+)
 from harness.methods.prompting import default_rules
 from harness.methods.registry import get_method
 from tests.methods.scripted_llm import FakeEvaluate, ScriptedServer, reply, seeded
@@ -65,6 +70,12 @@ def assert_task_context(prompt: str) -> None:
     assert "no PyTorch compute fallback" in prompt and "Keep the precision" in prompt
 
 
+def assert_i1(prompt: str) -> None:
+    """I1 task context and the Name / Thought / Code reply format."""
+    assert_task_context(prompt)
+    assert "## Name" in prompt and "## Thought" in prompt and "## Code" in prompt
+
+
 def test_alias_evoengineer_is_full():
     assert get_method("evoengineer").name == "evoengineer-full"
 
@@ -86,7 +97,7 @@ def test_free_shows_the_current_best_code_only_and_the_seed_is_the_first_best():
 
 
 def test_insight_shows_best_runtime_approach_profile_and_insights_from_the_population():
-    steps = [("thought-%d" % i, None if i in (1, 5) else 90.0 - i) for i in range(12)]
+    steps = [(f"thought-{i}", None if i in (1, 5) else 90.0 - i) for i in range(12)]
     props, prompts, snaps, _ = drive(EvoEngineerInsight(), steps, budget=12)
     assert "Current approach: one thread per element" in prompts[0]  # the seed's approach
     assert "Runtime: valid, 80.0 us" in prompts[0] and "Performance profile: kernels: my_kernel=1" in prompts[0]
