@@ -133,7 +133,8 @@ def show_cmd(run_id: str, results: str, fmt: str | None) -> None:
     if run.device == "cpu":
         click.echo("note: CPU host timers: numbers are for tests only, never leaderboard results")
     click.echo("")
-    cols = ["op", "status", "trials", "valid", "final_status", "speedup_eager", "speedup_compile"]
+    cols = ["op", "status", "trials", "valid", "final_status", "speedup_eager", "speedup_compile",
+            "speedup_vs_seed"]
     click.echo(format_table(ops, cols) if ops else "(no ops recorded)")
 
 
