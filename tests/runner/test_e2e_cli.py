@@ -58,6 +58,10 @@ def test_each_method_completes_with_results_in_sqlite(results, method):
                  "WHERE v.run_id=? AND v.mode='feedback' AND c.trial >= 0", run_id)[0][0] == expected
     seeds = query(results, "SELECT COUNT(*) FROM candidates WHERE run_id=? AND trial = -1", run_id)[0][0]
     assert seeds == (1 if method.startswith("evoengineer") else 0)
+    if seeds:  # the shipped C++ seed, judged by the real evaluator like any candidate
+        assert query(results, "SELECT v.status FROM verdicts v JOIN candidates c ON c.candidate_id = "
+                     "v.candidate_id WHERE v.run_id=? AND c.trial = -1 AND v.mode='feedback'",
+                     run_id)[0][0] == "valid"
     assert query(results, "SELECT status FROM runs WHERE run_id=?", run_id)[0][0] == "finished"
     assert query(results, "SELECT status FROM run_ops WHERE run_id=?", run_id)[0][0] == "finished"
     assert query(results, "SELECT COUNT(*) FROM llm_calls WHERE run_id=? AND offline=1", run_id)[0][0] >= expected
