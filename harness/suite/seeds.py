@@ -4,7 +4,9 @@
 registers an initial program on every island, and AI CUDA Engineer skips translation when the
 op already has a CUDA kernel. An op's seed kernel is a ``ModelNew`` source like any candidate
 (the runner judges it before the method starts). A seed folder holds ``<language>/<op>.py``
-(``cuda`` for ``--device cuda``, ``cpp`` for the CPU path) or ``<op>.py`` for every language.
+(``cuda`` for ``--device cuda``, ``cpp`` for the CPU path) or ``<op>.py`` for every language;
+``seed_<op>.py`` also works and is how the shipped ones are named (a file ``<op>.py`` under
+``reference_ops/`` would be found by lookups of the op's task file).
 The suite ships seeds for a few level-1 ops (``reference_ops/seeds/``, listed in
 docs/methods.md); ``harness run --seed-kernels DIR`` uses another folder, ``none`` none.
 
@@ -63,9 +65,10 @@ def seeds_dir(spec: str | Path | None) -> Path | None:
 
 
 def seed_path(op: str, language: str, root: Path) -> Path | None:
-    for p in (root / language / f"{op}.py", root / f"{op}.py"):
-        if p.is_file():
-            return p
+    for folder in (root / language, root):
+        for name in (f"{op}.py", f"seed_{op}.py"):
+            if (folder / name).is_file():
+                return folder / name
     return None
 
 
@@ -86,7 +89,7 @@ def load_seed(op: str, language: str, root: Path | None) -> SeedKernel | None:
 def seeded_ops(language: str, root: Path | None = None) -> list[str]:
     root = root if root is not None else shipped_seeds_dir()
     found = {p.stem for p in (root / language).glob("*.py")} | {p.stem for p in root.glob("*.py")}
-    return sorted(n for n in found if not n.startswith("_"))
+    return sorted({n.removeprefix("seed_") for n in found if not n.startswith("_")})
 
 
 def _first_doc_line(source: str) -> str:
