@@ -109,6 +109,21 @@ from harness.methods.base import Budget
     help="Independent judging sessions (fresh workers) of each op's final kernel; the published "
     "interval is over them. Default: 3 on cuda, 1 on cpu.",
 )
+@click.option(
+    "--seed-kernels",
+    default="suite",
+    show_default=True,
+    metavar="DIR|suite|none",
+    help="Seed kernels for the methods that start from one (EvoEngineer, FunSearch, AI CUDA "
+    "Engineer): a folder of <language>/<op>.py, 'suite' for the shipped ones, 'none' for none.",
+)
+@click.option(
+    "--archive",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="ai-cuda-engineer: innovation archive file, read at the start and updated as ops finish "
+    "(it persists across runs).",
+)
 @rules_option()
 @allow_degenerate_option()
 def cli(
@@ -132,6 +147,8 @@ def cli(
     compile_workers: int | None,
     isolate: str | None,
     quiet: bool,
+    seed_kernels: str,
+    archive: str | None,
     llm_spec: str | None,
     llm_config: Any,
     rules: str = "strict",
@@ -173,6 +190,8 @@ def cli(
         _check_tasks(suite, ops, device, sandbox, rules, overrides)
     except TaskSelectionError as e:
         raise click.UsageError(str(e)) from e
+    _check_seed_kernels(seed_kernels)
+    _check_archive(archive)
     cfg = RunConfig(
         method=method,
         suite=suite,
@@ -204,6 +223,8 @@ def cli(
         isolate=isolate,
         rules=rules,
         final_sessions=final_sessions,
+        seed_kernels=seed_kernels,
+        archive=archive,
     )
     failed = []
     for one in seed_configs(cfg, seeds):
@@ -308,3 +329,23 @@ def _check_tasks(suite: str | None, ops: str | None, device: str, sandbox: str, 
     refuse_degenerate([(t, eval_config("feedback", device, task=t, sandbox=sandbox, rules=rules,
                                        overrides=overrides)) for t in tasks],
                       allow=bool(overrides.get("allow_degenerate")))
+def _check_seed_kernels(spec: str) -> None:
+    from harness.suite.suites import SuiteError
+
+    try:
+        from harness.suite.seeds import seeds_dir
+
+        seeds_dir(spec)
+    except SuiteError as e:
+        raise click.BadParameter(str(e), param_hint="--seed-kernels") from e
+
+
+def _check_archive(path: str | None) -> None:
+    if not path:
+        return
+    from harness.methods.archive import ArchiveFileError, load_file
+
+    try:
+        load_file(path)
+    except ArchiveFileError as e:
+        raise click.BadParameter(str(e), param_hint="--archive") from e

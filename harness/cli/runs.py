@@ -104,7 +104,8 @@ def show_cmd(run_id: str, results: str, fmt: str | None) -> None:
         raise click.ClickException(f"no run {run_id!r} in {repo.path} (latest: {known})")
     ops = op_rows(repo, run_id)
     if fmt == "json":
-        click.echo(json.dumps({"run": run.to_dict(), "ops": ops}, indent=2, default=str))
+        doc = {"run": run.to_dict(), "ops": ops, **recorded_settings(run.config)}
+        click.echo(json.dumps(doc, indent=2, default=str))
         return
     if fmt == "csv":
         flat = [
@@ -124,12 +125,16 @@ def show_cmd(run_id: str, results: str, fmt: str | None) -> None:
         click.echo(f"{k:>12}: {s[k]}")
     click.echo(f"{'budget':>12}: {json.dumps(run.budget)}")
     click.echo(f"{'git_commit':>12}: {run.git_commit or '-'}")
+    for key, value in recorded_settings(run.config).items():
+        if value:
+            click.echo(f"{key:>12}: {json.dumps(value, sort_keys=True, default=str)}")
     if run.error:
         click.echo(f"{'error':>12}: {run.error}")
     if run.device == "cpu":
         click.echo("note: CPU host timers: numbers are for tests only, never leaderboard results")
     click.echo("")
-    cols = ["op", "status", "trials", "valid", "final_status", "speedup_eager", "speedup_compile"]
+    cols = ["op", "status", "trials", "valid", "final_status", "speedup_eager", "speedup_compile",
+            "speedup_vs_seed"]
     click.echo(format_table(ops, cols) if ops else "(no ops recorded)")
 
 
@@ -156,3 +161,11 @@ def export_cmd(run_ids: tuple[str, ...], results: str, fmt: str | None, out: str
         click.echo(f"wrote {len(ids)} run(s) to {out}", err=True)
     else:
         sys.stdout.write(text)
+
+
+SETTINGS_KEYS = ("method_settings", "llm_settings", "prompt_hashes", "seed_kernels")
+
+
+def recorded_settings(config: dict[str, Any]) -> dict[str, Any]:
+    """The settings a run recorded (issue 30); {} for each that a run before it lacks."""
+    return {k: config.get(k) or {} for k in SETTINGS_KEYS}

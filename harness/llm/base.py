@@ -21,6 +21,7 @@ class CallContext:
     op: str | None = None
     trial: int | None = None
     purpose: str = ""  # e.g. "mutation", "translate", "summarize-error"
+    stage: str = ""  # the method's stage (convert, translate, evolve...); "" = the purpose
 
 
 @dataclass

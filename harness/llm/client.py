@@ -78,6 +78,10 @@ class OpenAIClient:
             params["temperature"] = t
         if mt is not None:
             params["max_tokens"] = mt
+        if getattr(self.config, "top_p", None) is not None:
+            params["top_p"] = self.config.top_p
+        if getattr(self.config, "seed", None) is not None:
+            params["seed"] = self.config.seed
         with self._sem:
             return self._call_with_retries(params, name)
 

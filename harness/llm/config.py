@@ -8,6 +8,7 @@ Example ``llm.toml``::
     api_key_env = "OPENAI_API_KEY"      # the NAME of the variable; the key itself is never stored
     temperature = 0.7
     max_tokens = 4096
+    top_p = 0.95                        # optional, sent only when set (so is seed)
     timeout_s = 120
     max_retries = 5
     concurrency = 4
@@ -53,6 +54,8 @@ class LLMConfig:
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float | None = None  # None: the method's or the server's default
     max_tokens: int | None = None
+    top_p: float | None = None  # None: the server's default (sent only when set)
+    seed: int | None = None  # sampling seed for servers that take one (sent only when set)
     timeout_s: float = 120.0
     max_retries: int = 5
     backoff_s: float = 1.0  # first retry delay; doubles each retry, with jitter
@@ -70,6 +73,8 @@ class LLMConfig:
             raise ConfigError("llm.timeout_s must be > 0")
         if self.temperature is not None and not 0 <= self.temperature <= 2:
             raise ConfigError(f"llm.temperature={self.temperature}: use a value in [0, 2]")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise ConfigError(f"llm.top_p={self.top_p}: use a value in (0, 1]")
         if not 0 <= self.offline_broken_rate <= 1:
             raise ConfigError("llm.offline_broken_rate must be in [0, 1]")
 

@@ -95,7 +95,8 @@ class RecordingModel(ModelWrapper):
         latency_s: float,
         asked: str | None,
     ) -> int:
-        stored = dict(request, context={"purpose": ctx.purpose, "llm": self.name})
+        stored = dict(request, context={"purpose": ctx.purpose, "stage": ctx.stage or ctx.purpose,
+                                        "llm": self.name})
         response = None
         if result is not None:
             response = {"model": result.model, "offline": result.offline, "raw": result.raw}

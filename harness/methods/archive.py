@@ -5,16 +5,20 @@ source) with the best valid kernel found for it. ``similar(code, k)`` ranks entr
 cosine similarity of TF-IDF vectors over code tokens (identifiers split at ``_`` and
 camelCase, lowercased; numbers and one-letter names dropped). Everything is local: no
 embedding model, no download. The archive is thread-safe (ops may run in parallel) and can
-be seeded from earlier runs in a results store (``load_from_store``).
+be seeded from earlier runs in a results store (``load_from_store``) and kept in a JSON file
+that persists across runs (``load_file`` / ``save_file``; ``harness run --archive PATH``).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
+import tempfile
 import threading
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -71,7 +75,9 @@ class ArchiveEntry:
     kernel: str  # best valid kernel source
     speedup: float | None = None  # vs PyTorch eager, feedback mode
     runtime_us: float | None = None
-    source: str = "run"  # "run" (this run) | "store:<run_id>"
+    source: str = "run"  # "run" (this run) | "store:<run_id>" | "file"
+    name: str = ""  # the kernel's name and stated approach, shown with it in prompts
+    thought: str = ""
 
 
 class InnovationArchive:
@@ -87,6 +93,10 @@ class InnovationArchive:
             old = self._entries.get(entry.op)
             if old is None or _better(entry, old):
                 self._entries[entry.op] = entry
+
+    def get(self, op: str) -> ArchiveEntry | None:
+        with self._lock:
+            return self._entries.get(op)
 
     def entries(self) -> list[ArchiveEntry]:
         with self._lock:
@@ -156,6 +166,8 @@ def load_from_store(path: str | Path, *, exclude_run: str | None = None) -> list
     for k in kernels:
         if exclude_run is not None and k.run_id == exclude_run:
             continue
+        if k.operator == "seed":  # a shipped seed kernel, not a kernel the method found
+            continue
         if k.allow_torch_ops or k.operator == "convert":
             functional.setdefault(k.op, k.source)
             continue
@@ -173,3 +185,43 @@ def load_from_store(path: str | Path, *, exclude_run: str | None = None) -> list
         ArchiveEntry(**{**e.__dict__, "functional_code": functional.get(op, e.kernel)})
         for op, e in sorted(best.items())
     ]
+
+
+ARCHIVE_VERSION = 1
+
+
+class ArchiveFileError(ValueError):
+    """An --archive file that cannot be read; the message names the file and the fix."""
+
+
+def load_file(path: str | Path) -> list[ArchiveEntry]:
+    """Entries of an archive file (none when the file does not exist yet)."""
+    p = Path(path)
+    if not p.exists():
+        return []
+    try:
+        data = json.loads(p.read_text())
+        if data.get("version") != ARCHIVE_VERSION:
+            raise ValueError(f"version {data.get('version')!r}, expected {ARCHIVE_VERSION}")
+        known = {f.name for f in fields(ArchiveEntry)}
+        return [ArchiveEntry(**{k: v for k, v in e.items() if k in known}) for e in data["entries"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ArchiveFileError(
+            f"--archive {p}: not an innovation archive ({e}); give a new path or a file this "
+            "harness wrote"
+        ) from e
+
+
+_SAVE_LOCK = threading.Lock()
+
+
+def save_file(path: str | Path, archive: InnovationArchive) -> None:
+    """Write the archive atomically (a temporary file renamed over the old one)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    data = {"version": ARCHIVE_VERSION, "entries": [asdict(e) for e in archive.entries()]}
+    with _SAVE_LOCK:
+        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1)
+        os.replace(tmp, p)

@@ -63,6 +63,9 @@ class Proposal:
     allow_torch_ops: bool = False
     verdict: Verdict | None = None  # filled by evaluate()
     candidate_id: int | None = None  # filled by the harness when stored
+    # the method's stage that produced it (AI CUDA Engineer: convert, translate, evolve, rag,
+    # compose; EvoEngineer: init, evolve ...); "" = the operator. The runner sums trials per stage.
+    stage: str = ""
 
 
 # evaluate(proposal) judges the proposal in feedback mode, stores it, fills

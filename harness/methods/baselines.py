@@ -18,9 +18,14 @@ class _Sampler:
     variant = ""
     paper = ""
     default_budget = 45
+    templates = ("baselines/user.j2",)
 
     def __init__(self, temperature: float | None = None):
         self.temperature = temperature
+
+    def settings(self, budget: Budget | None = None) -> dict:
+        n = self._n(budget) if budget is not None else self.default_budget
+        return {"samples": n, "temperature": self.temperature, "seed_kernel": "not used"}
 
     def _n(self, budget: Budget) -> int:
         return budget.evaluations
@@ -42,6 +47,7 @@ class _Sampler:
                 trial=trial,
                 operator="sample",
                 temperature=self.temperature,
+                stage="sample",
             )
             evaluate(proposal)
             yield proposal

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.llm.base import CallContext, ChatModel
 from harness.methods.base import Proposal, TaskContext
-from harness.methods.reply import parse_reply
+from harness.methods.reply import ParsedReply, parse_reply
 from sandbox.contract import Status, Verdict
 
 
@@ -34,6 +35,7 @@ class Solution:
     trial: int = -1  # order in which it was produced (0-based)
     operator: str = ""
     parent_ids: list[int] = field(default_factory=list)
+    eager_us: float | None = None  # the PyTorch eager time its verdict measured, if any
 
     @property
     def fitness(self) -> float:
@@ -57,6 +59,7 @@ class Solution:
             trial=trial,
             operator=p.operator,
             parent_ids=list(p.parent_ids),
+            eager_us=eager_runtime(v),
         )
 
 
@@ -132,20 +135,40 @@ def ask(
     parents: list[Solution] | None = None,
     temperature: float | None = None,
     model: str | None = None,
+    stage: str = "",
+    parse: Callable[[str], ParsedReply] = parse_reply,
 ) -> Proposal:
     """One LLM call -> one Proposal (``parse_error`` set when the reply breaks the format).
 
+    ``stage`` tags the call and the proposal (the runner sums spend per stage); ``parse`` reads
+    the reply (default: the Name / Thought / Code format of ``harness.methods.reply``).
     ``BudgetExhausted`` and ``LLMError`` propagate: the runner stops the op on them.
     """
-    ctx = CallContext(method=method, op=task.op, trial=trial, purpose=operator)
+    ctx = CallContext(method=method, op=task.op, trial=trial, purpose=operator, stage=stage)
     kw: dict[str, Any] = {"context": ctx}
     if temperature is not None:
         kw["temperature"] = temperature
     if model is not None:
         kw["model"] = model
     res = llm.chat(messages, **kw)
-    parsed = parse_reply(res.text)
-    ids = [res.call_id] if res.call_id is not None else []
+    return proposal_from_reply(res.text, parse, operator=operator, trial=trial, parents=parents,
+                               call_ids=[res.call_id] if res.call_id is not None else [],
+                               stage=stage)
+
+
+def proposal_from_reply(
+    text: str,
+    parse: Callable[[str], ParsedReply] = parse_reply,
+    *,
+    operator: str,
+    trial: int,
+    parents: list[Solution] | None = None,
+    call_ids: list[int] | None = None,
+    stage: str = "",
+) -> Proposal:
+    """A Proposal from one reply (a parse failure is a Proposal with ``parse_error``)."""
+    parsed = parse(text)
+    ids = list(call_ids or [])
     parent_ids = [p.candidate_id for p in parents or [] if p.candidate_id is not None]
     if not parsed.ok:
         return Proposal(
@@ -154,6 +177,7 @@ def ask(
             parent_ids=parent_ids,
             llm_call_ids=ids,
             parse_error=parsed.error,
+            stage=stage,
         )
     return Proposal(
         source=parsed.code,
@@ -162,4 +186,22 @@ def ask(
         operator=operator,
         parent_ids=parent_ids,
         llm_call_ids=ids,
+        stage=stage,
     )
+
+
+def seed_solution(task: TaskContext) -> Solution | None:
+    """The op's seed kernel as a population member, or None when the op has none.
+
+    The runner judges the seed before the method starts (in feedback mode, not charged to the
+    evaluation budget, as the sources register their baseline without spending a sample) and
+    passes it in ``task.extras["seed"]``: {source, name, thought, candidate_id, verdict}."""
+    seed = task.extras.get("seed") if task.extras else None
+    if not seed:
+        return None
+    v = seed.get("verdict")
+    verdict = Verdict.from_dict(v) if isinstance(v, dict) else v
+    p = Proposal(source=seed["source"], name=seed.get("name") or "baseline",
+                 thought=seed.get("thought") or "Baseline", operator="seed", stage="seed")
+    p.verdict, p.candidate_id = verdict, seed.get("candidate_id")
+    return Solution.from_proposal(p, trial=-1)

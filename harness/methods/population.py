@@ -6,6 +6,9 @@
 * ``ElitePopulation``: keeps the best valid solutions (elite preservation), topping up with
   the most recent invalid ones only while slots remain.
 * ``sample_insights``: up to k distinct insights (thoughts) drawn without replacement.
+* ``rank_choices``: the sources' own draw: k parents *with* replacement, weight
+  ``1 / (i + offset)`` for the i-th best (i from 0). evotoolkit's EvoEngineer uses
+  offset = number of valid solutions; FeiLiu36/EoH uses offset = population size + 1.
 """
 
 from __future__ import annotations
@@ -86,3 +89,19 @@ def sample_insights(pool: Sequence[str], k: int, rng: random.Random) -> list[str
     if len(uniq) <= k:
         return uniq
     return rng.sample(uniq, k)
+
+
+def rank_choices(
+    ranked: Sequence[Solution], k: int, rng: random.Random, offset: int
+) -> list[Solution]:
+    """``k`` draws with replacement from ``ranked`` (best first), weight ``1 / (i + offset)``."""
+    if not ranked or k <= 0:
+        return []
+    weights = [1.0 / (i + offset) for i in range(len(ranked))]
+    return list(rng.choices(list(ranked), weights=weights, k=k))
+
+
+def by_fitness(members: Sequence[Solution]) -> list[Solution]:
+    """Valid solutions, fastest first (ties: the earlier trial first)."""
+    return sorted((m for m in members if m.valid and m.runtime_us is not None),
+                  key=lambda s: (s.fitness, s.trial))

@@ -65,7 +65,7 @@ def environment() -> jinja2.Environment:
 
 
 def render(template: str, task: TaskContext, **variables: Any) -> str:
-    """Render ``prompts/<template>`` (e.g. ``"evoengineer/user.j2"``) for ``task``."""
+    """Render ``prompts/<template>`` (e.g. ``"evoengineer/init.j2"``) for ``task``."""
     tpl = environment().get_template(template)
     text = tpl.render(task=task, toolchain=toolchain(task.language), **variables)
     return _squeeze_blank_lines(text).strip() + "\n"

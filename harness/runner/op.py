@@ -15,6 +15,14 @@
      (session i under ``session_key(key, i)``), and finish the op; a session that is not valid
      ends the op's final evaluation and becomes its final verdict.
 
+A method that uses seed kernels (``uses_seed_kernel``) gets the op's seed (from the run's
+``seed_kernels`` folder) judged first like any candidate (FEEDBACK mode, trial -1, operator
+``seed``), not charged to the budget (the sources register their baseline without spending a
+sample), and passed in ``TaskContext.extras["seed"]``; a valid seed can be the op's best. When
+the op has a valid seed, the seed is judged in FINAL mode too and the op's usage records the
+speedup of the best kernel over it (``usage["seed"]``). Spend per stage (trials, LLM calls)
+goes to ``usage["stages"]`` (``harness/runner/stages.py``).
+
 Every ``EvalConfig`` comes from the judging policy (``harness/policy.py``).
 """
 
@@ -36,6 +44,7 @@ from harness.methods.common import candidate_runtime, speedup_vs_eager
 from harness.policy import eval_config
 from harness.runner.metering import make_meter, metered
 from harness.runner.resume import ResumedModel
+from harness.runner.stages import StageCountingModel, StageTally, proposal_stage
 from harness.runner.tasks import task_context
 from harness.store import OpMetadata, Results, config_key, session_key, sha256_text
 from sandbox.contract import CandidateError, EvalConfig, Mode, Status, Task, Verdict
@@ -70,6 +79,7 @@ class OpSettings:
     prices: dict[str, Any] = field(default_factory=dict)  # LLM prices per model, for cost
     rules: str = "strict"  # the run's rule set: every candidate of the run is judged under it
     final_sessions: int = 1  # independent judging sessions of each op's final kernel
+    seed_kernels: Any = None  # folder of seed kernels (harness/suite/seeds.py); None: no seeds
 
     def eval_config(self, mode: Mode, task: Task | None = None) -> EvalConfig:
         """The run's config in ``mode``: the judging policy (harness/policy.py) with the run's
@@ -110,8 +120,9 @@ class OpRunner:
         state = _OpState(task=task)
         meter = make_meter(self.s.budget, self.s.prices)
         resumed = ResumedModel(self.llm, self.results.store, rid)
-        llm = metered(resumed, meter)
+        llm = StageCountingModel(metered(resumed, meter), state.stages)
         ctx = task_context(task, device=self.s.device, env=self.s.environment, seed=self.s.seed)
+        ctx = dataclasses.replace(ctx, extras={**ctx.extras, **self._op_extras(task, ctx.language, state)})
         evaluate = self._evaluate_fn(task, meter, state)
         error = None
         gen = self.method.optimize(ctx, llm, evaluate, self.s.budget)
@@ -131,14 +142,19 @@ class OpRunner:
             "llm_calls_resumed": resumed.replayed,
             "judged": state.judged,
             "reused": state.reused,
+            "stages": state.stages.as_dict(),
         }
         final = final_id = None
         sessions: list[Verdict] = []
         if error is None and state.best_id is not None:
             try:
                 final, final_id, sessions = self._final(task, state)
+                if state.seed is not None:
+                    usage["seed"] = self._seed_final(task, state, final)
             except Exception as e:  # noqa: BLE001
                 error = f"final evaluation failed: {type(e).__name__}: {e}"
+        elif state.seed is not None:
+            usage["seed"] = dict(state.seed)
         self.results.finish_op(
             rid,
             task.name,
@@ -190,6 +206,7 @@ class OpRunner:
                 parse_error=proposal.parse_error,
             )
             proposal.candidate_id = cid
+            state.stages.trial(proposal_stage(proposal))
             cfg, k = config, key
             if getattr(proposal, "allow_torch_ops", False):  # e.g. AI CUDA Engineer's convert stage
                 cfg = dataclasses.replace(config, allow_torch_ops=True)
@@ -245,6 +262,64 @@ class OpRunner:
         v.durations_s.setdefault("harness_total", round(time.monotonic() - t0, 3))
         return v, None
 
+    # -- seed kernels and op parts -----------------------------------------------------------
+    def _op_extras(self, task: Task, language: str, state: _OpState) -> dict[str, Any]:
+        """What the op adds to the method's TaskContext: its parts and its judged seed kernel."""
+        from harness.suite.seeds import load_seed, parts_of
+
+        extras: dict[str, Any] = {}
+        parts = parts_of(task.name)
+        if parts:
+            extras["parts"] = parts
+        if not getattr(self.method, "uses_seed_kernel", False) or self.s.seed_kernels is None:
+            return extras
+        seed = load_seed(task.name, language, self.s.seed_kernels)
+        if seed is None:
+            return extras
+        config = self.s.eval_config(Mode.FEEDBACK, task)
+        cid = self.results.add_candidate(self.s.run_id, task.name, trial=-1, source=seed.source,
+                                         name=seed.name, thought=seed.thought, operator="seed")
+        p = Proposal(source=seed.source, name=seed.name, thought=seed.thought, operator="seed",
+                     stage="seed")
+        verdict, stored_id = self._judge_or_reuse(task, p, config, config_key(config), cid, state)
+        if stored_id is None:
+            self.results.add_verdict(verdict, candidate_id=cid, task_sha256=task.sha256,
+                                     config_key=config_key(config))
+        rt = candidate_runtime(verdict) if verdict.valid else None
+        state.seed = {"candidate_id": cid, "path": str(seed.path), "sha256": seed.sha256,
+                      "status": verdict.status.value, "feedback_us": rt}
+        if not verdict.valid or rt is None:
+            return extras  # a seed that fails its own judgement is no seed (recorded as such)
+        state.best_us, state.best_id = rt, cid
+        state.best_speedup = speedup_vs_eager(verdict)
+        extras["seed"] = {"source": seed.source, "name": seed.name, "thought": seed.thought,
+                          "candidate_id": cid, "verdict": verdict.to_dict()}
+        return extras
+
+    def _seed_final(self, task: Task, state: _OpState, best_final: Verdict) -> dict[str, Any]:
+        """The seed judged in FINAL mode beside the best kernel, and the best's speedup over it
+        (ratio of final medians; 1.0 when the seed itself is the best)."""
+        info = dict(state.seed or {})
+        if info.get("feedback_us") is None:
+            return info
+        if state.best_id == info["candidate_id"]:
+            v, vid = best_final, None
+        else:
+            config = self.s.eval_config(Mode.FINAL, task)
+            key = config_key(config)
+            p = Proposal(source=self.results.get_candidate(info["candidate_id"]).source)  # type: ignore[union-attr]
+            v, vid = self._judge_or_reuse(task, p, config, key, info["candidate_id"], state)
+            if vid is None:
+                vid = self.results.add_verdict(v, candidate_id=info["candidate_id"],
+                                               task_sha256=task.sha256, config_key=key)
+        seed_us, best_us = candidate_runtime(v), candidate_runtime(best_final)
+        info.update(final_status=v.status.value, final_us=seed_us, final_verdict_id=vid,
+                    is_best=state.best_id == info["candidate_id"])
+        if v.valid and best_final.valid and seed_us and best_us:
+            info["speedup_vs_seed"] = seed_us / best_us
+        return info
+
+
     def _final(self, task: Task, state: _OpState) -> tuple[Verdict, int, list[Verdict]]:
         """(the op's final verdict, its id, every session's verdict): the best kernel judged in
         FINAL mode in ``final_sessions`` independent sessions, each stored under its own
@@ -269,7 +344,8 @@ class OpRunner:
         return sessions[0][0], sessions[0][1], [v for v, _ in sessions]
 
     def _finished_result(self, task: Task, row: Any) -> OpResult:
-        cands = self.results.list_candidates(self.s.run_id, task.name)
+        cands = [c for c in self.results.list_candidates(self.s.run_id, task.name) if c.trial >= 0]
+        ids = {c.candidate_id for c in cands}  # trial -1 is the seed kernel, not a trial
         fb = self.results.list_verdicts(self.s.run_id, task.name, "feedback")
         final = self.results.get_verdict(row.final_verdict_id) if row.final_verdict_id else None
         sessions = (self.results.final_sessions(self.s.run_id, row.best_candidate_id)
@@ -280,7 +356,7 @@ class OpRunner:
             op=task.name,
             status="finished",
             total=len(cands),
-            valid=sum(1 for v in fb if v.status == "valid"),
+            valid=sum(1 for v in fb if v.status == "valid" and v.candidate_id in ids),
             best_candidate_id=row.best_candidate_id,
             final=final.verdict if final else None,
             usage=row.usage,
@@ -299,6 +375,8 @@ class _OpState:
     best_speedup: float | None = None
     judged: int = 0
     reused: int = 0
+    stages: StageTally = field(default_factory=StageTally)
+    seed: dict[str, Any] | None = None  # the op's seed kernel, when the method uses one
 
 
 class MethodContractError(RuntimeError):

@@ -18,6 +18,7 @@ from harness.runner.op import JudgeFn, OpResult, OpRunner, OpSettings
 from harness.runner.progress import Progress, summary_table
 from harness.runner.tasks import resolve_tasks
 from harness.store import Results, RunSpec, fingerprint, new_run_id
+from harness.suite.seeds import seeded_ops, seeds_dir
 
 
 @dataclass
@@ -50,6 +51,10 @@ class RunConfig:
     # issue 29: independent judging sessions of each op's final kernel (the published interval is
     # over them); None: FINAL_SESSIONS_GPU on a GPU, 1 on a CPU (host timers: test numbers only)
     final_sessions: int | None = None
+    # issue 30: seed kernels ("suite" = the shipped ones, a folder, or None = none) for methods
+    # that start from one; an innovation archive file that persists across runs (ai-cuda-engineer)
+    seed_kernels: str | None = None
+    archive: str | None = None
 
 
 FINAL_SESSIONS_GPU = 3
@@ -90,7 +95,7 @@ def run(
     """Run (or resume) ``cfg``; ``judge`` replaces the sandboxed evaluator (tests only),
     ``model`` replaces the LLM built from ``cfg.llm`` (tests only; it must record itself)."""
     stream = stream or sys.stderr
-    method = get_method(cfg.method, **cfg.method_options)
+    method = inner = _make_method(cfg)
     if cfg.isolate:
         from harness.endpoints.launcher import IsolatedMethod, ProgramSettings
 
@@ -103,6 +108,7 @@ def run(
     if cfg.budget_limits:
         budget = dataclasses.replace(budget, **cfg.budget_limits)
     n_final = final_sessions_for(cfg.device, cfg.final_sessions)
+    seeds = seeds_dir(cfg.seed_kernels)
     results = Results.open(cfg.results)
     env = fingerprint.environment(cfg.device)
     run_id = cfg.run_id or new_run_id(method_name)
@@ -125,6 +131,7 @@ def run(
             "llm_effective": llm_for_seed(cfg.llm, cfg.seed),
             "ops": [t.name for t in tasks],
             "final_sessions": n_final,
+            **recorded_settings(cfg, inner, budget, tasks, seeds, runs=method),
         },
         environment=env,
         run_id=run_id,
@@ -149,6 +156,7 @@ def run(
         environment=env,
         prices=dict(getattr(cfg.llm_config, "prices", None) or {}),
         final_sessions=n_final,
+        seed_kernels=seeds,
     )
     planned = getattr(method, "planned_trials", None)  # optional: methods that stop early
     per_op = min(budget.evaluations, int(planned(budget))) if planned else budget.evaluations
@@ -170,12 +178,16 @@ def run(
             f"results {results.path}\n"
         )
     try:
-        if cfg.jobs > 1 and len(tasks) > 1:
-            serialise_ast_parse()
-            with ThreadPoolExecutor(max_workers=cfg.jobs, thread_name_prefix="op") as pool:
-                op_results = list(pool.map(runner.run, tasks))
-        else:
-            op_results = [runner.run(t) for t in tasks]
+        op_results = []
+        for wave in op_waves(method, tasks):  # e.g. an fused op's parts before the fused op
+            if cfg.jobs > 1 and len(wave) > 1:
+                serialise_ast_parse()
+                with ThreadPoolExecutor(max_workers=cfg.jobs, thread_name_prefix="op") as pool:
+                    op_results += list(pool.map(runner.run, wave))
+            else:
+                op_results += [runner.run(t) for t in wave]
+        order = {t.name: i for i, t in enumerate(tasks)}
+        op_results.sort(key=lambda r: order.get(r.op, len(order)))
     except BaseException as e:
         results.finish_run(info.run_id, error=f"interrupted: {type(e).__name__}: {e}")
         raise
@@ -185,3 +197,62 @@ def run(
     failed = [r for r in op_results if r.status == "failed"]
     results.finish_run(info.run_id, error=f"{len(failed)} op(s) failed" if failed else None)
     return RunReport(run_id=info.run_id, results_path=results.path, ops=op_results)
+
+
+# -- issue 30: what the run records about its method, and the order of its ops --------------
+def _make_method(cfg: RunConfig) -> Any:
+    """The method, with ``--archive`` given to a method that keeps an innovation archive."""
+    options = dict(cfg.method_options)
+    if cfg.archive:
+        options.setdefault("archive_path", cfg.archive)
+    try:
+        return get_method(cfg.method, **options)
+    except TypeError as e:
+        if cfg.archive and "archive_path" in str(e):
+            raise ValueError(f"--archive {cfg.archive}: method {cfg.method!r} keeps no innovation "
+                             "archive (ai-cuda-engineer does); drop --archive") from e
+        raise ValueError(f"--method {cfg.method}: bad option(s) {sorted(cfg.method_options)}: {e}") from e
+
+
+def recorded_settings(cfg: RunConfig, method: Any, budget: Budget, tasks: list[Any],
+                      seeds: Path | None, runs: Any = None) -> dict[str, Any]:
+    """``method_settings`` (the method's resolved arguments), ``llm_settings`` (sampling),
+    ``prompt_hashes`` (each prompt template with its includes) and the seed kernels used."""
+    from harness.methods.settings import (
+        llm_settings,
+        method_settings,
+        method_templates,
+        prompt_hashes,
+    )
+
+    ms = method_settings(method, cfg.method_options, budget)
+    language = "cuda" if cfg.device.startswith("cuda") else "cpp"
+    runs = method if runs is None else runs  # what actually runs (an isolated program gets no seed)
+    uses_seeds = bool(getattr(runs, "uses_seed_kernel", False)) and seeds is not None
+    names = {t.name for t in tasks}
+    return {
+        "method_settings": ms,
+        "llm_settings": llm_settings(cfg.llm_config, ms, cfg.llm),
+        "prompt_hashes": prompt_hashes(method_templates(method)),
+        "seed_kernels": {
+            "dir": str(seeds) if seeds is not None else None,
+            "used": uses_seeds,
+            "ops": sorted(names & set(seeded_ops(language, seeds))) if uses_seeds else [],
+        },
+    }
+
+
+def op_waves(method: Any, tasks: list[Any]) -> list[list[Any]]:
+    """Groups of ops run one after another (``method.op_waves`` when it has one: AI CUDA
+    Engineer runs a fused op's parts first); one group otherwise."""
+    fn = getattr(method, "op_waves", None)
+    if not callable(fn):
+        return [list(tasks)]
+    from harness.suite.seeds import parts_of
+
+    by_name = {t.name: t for t in tasks}
+    parts = {t.name: parts_of(t.name) for t in tasks}
+    waves = [[by_name[n] for n in wave if n in by_name] for wave in fn(list(by_name), parts)]
+    seen = {t.name for w in waves for t in w}
+    rest = [t for t in tasks if t.name not in seen]
+    return [w for w in (*waves, rest) if w]

@@ -29,10 +29,12 @@ def run_summary(repo: Results, run_id: str) -> dict[str, Any]:
     if run is None:
         raise KeyError(run_id)
     ops = repo.list_ops(run_id)
-    n_cand = repo.store.query("SELECT COUNT(*) FROM candidates WHERE run_id=?", (run_id,))[0][0]
+    n_cand = repo.store.query(  # trial -1 is an op's seed kernel, not a candidate of the method
+        "SELECT COUNT(*) FROM candidates WHERE run_id=? AND trial >= 0", (run_id,))[0][0]
     n_valid = repo.store.query(
-        "SELECT COUNT(DISTINCT candidate_id) FROM verdicts WHERE run_id=? AND mode='feedback' "
-        "AND status='valid'",
+        "SELECT COUNT(DISTINCT v.candidate_id) FROM verdicts v JOIN candidates c "
+        "ON c.candidate_id = v.candidate_id WHERE v.run_id=? AND v.mode='feedback' "
+        "AND v.status='valid' AND c.trial >= 0",
         (run_id,),
     )[0][0]
     return {
@@ -55,9 +57,10 @@ def op_rows(repo: Results, run_id: str) -> list[dict[str, Any]]:
     """Per op of a run: status, trials, valid trials, final verdict status and speedups."""
     out = []
     for op in repo.list_ops(run_id):
-        cands = repo.list_candidates(run_id, op.op)
+        cands = [c for c in repo.list_candidates(run_id, op.op) if c.trial >= 0]  # -1: seed kernel
         fb = repo.list_verdicts(run_id, op.op, "feedback")
-        valid_ids = {v.candidate_id for v in fb if v.status == "valid"}
+        ids = {c.candidate_id for c in cands}
+        valid_ids = {v.candidate_id for v in fb if v.status == "valid" and v.candidate_id in ids}
         row: dict[str, Any] = {
             "op": op.op,
             "status": op.status,
@@ -67,6 +70,8 @@ def op_rows(repo: Results, run_id: str) -> list[dict[str, Any]]:
             "speedup_eager": None,
             "speedup_compile": None,
             "error": op.error or "",
+            "stages": (op.usage or {}).get("stages", {}),
+            "speedup_vs_seed": ((op.usage or {}).get("seed") or {}).get("speedup_vs_seed"),
         }
         if op.final_verdict_id is not None:
             fv = repo.get_verdict(op.final_verdict_id)

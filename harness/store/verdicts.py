@@ -184,7 +184,8 @@ class VerdictStore:
     def feedback_outcomes(self, run_id: str, op: str) -> list[CandidateOutcome]:
         """Every candidate of a run's op with its latest feedback verdict's status."""
         cands = self.store.query(
-            "SELECT candidate_id, parse_error FROM candidates WHERE run_id=? AND op=?",
+            # trial -1 is the op's seed kernel (judged, never one of the method's trials)
+            "SELECT candidate_id, parse_error FROM candidates WHERE run_id=? AND op=? AND trial >= 0",
             (run_id, op),
         )
         latest: dict[int, Any] = {}

@@ -119,8 +119,10 @@ def assert_offline_run_stored(proc, con, method: str, ops: list[str], budget: in
     rows = dict(con.execute("SELECT op, status FROM run_ops").fetchall())
     assert rows == {op: "finished" for op in ops}
     for op in ops:
-        (n_cand,), = con.execute("SELECT COUNT(*) FROM candidates WHERE op=?", (op,)).fetchall()
-        (n_fb,), = con.execute("SELECT COUNT(*) FROM verdicts WHERE op=? AND mode='feedback'", (op,)).fetchall()
+        # trial -1 is the op's seed kernel (judged by the runner, not one of the method's trials)
+        (n_cand,), = con.execute("SELECT COUNT(*) FROM candidates WHERE op=? AND trial >= 0", (op,)).fetchall()
+        (n_fb,), = con.execute("SELECT COUNT(*) FROM verdicts v JOIN candidates c ON c.candidate_id = "
+                               "v.candidate_id WHERE v.op=? AND v.mode='feedback' AND c.trial >= 0", (op,)).fetchall()
         assert n_cand == budget and n_fb == budget
     (offline_calls,), = con.execute("SELECT COUNT(*) FROM llm_calls WHERE offline=1").fetchall()
     assert offline_calls >= budget * len(ops)

@@ -172,3 +172,14 @@ class FakeEvaluate:
         p.verdict = v
         self.proposals.append(p)
         return v
+
+
+def seeded(task, tag: str = "SEED", runtime_us: float = 80.0, thought: str = "one thread per element",
+           eager_us: float = 100.0):
+    """``task`` with a judged seed kernel in its extras, as the runner passes one (issue 30)."""
+    import dataclasses
+
+    source = kernel(tag, runtime_us)
+    seed = {"source": source, "name": "seed_kernel", "thought": thought, "candidate_id": 999,
+            "verdict": fake_verdict(source, eager_us).to_dict()}
+    return dataclasses.replace(task, extras={**task.extras, "seed": seed})

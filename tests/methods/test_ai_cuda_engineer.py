@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from harness.methods.archive import ArchiveEntry, InnovationArchive, load_from_s
 from harness.methods.base import Budget
 from harness.store.schema import MIGRATIONS
 from tests.methods.f2_scripted import FakeEvaluate, ScriptedLLM, kernel, task_context
+from tests.methods.scripted_llm import ScriptedServer
 
 SOFTMAX = ("def module_fn(x):\n    m = torch.max(x, dim=1, keepdim=True).values\n"
            "    e = torch.exp(x - m)\n    return e / torch.sum(e, dim=1, keepdim=True)\n")
@@ -29,97 +32,143 @@ def run(method, llm, budget=45, evaluate=None, task=None):
     return props, evaluate
 
 
-def test_budget_split_scales_the_authors_45():
-    p = plan_budget(45)
-    assert (p.convert, p.translate, p.rag, p.per_generation) == (2, 10, 5, 4)
-    small = plan_budget(3)
-    assert small.convert == 0 and small.rag == 0 and small.translate == 3
+def stage_of(messages) -> str:
+    """Which stage a request to the scripted server belongs to (its last user turn says)."""
+    last = messages[-1]["content"]
+    for marker, stage in (("summary of this error", "summary"), ("stage 1: convert", "convert"),
+                          ("functional code above does not work", "convert"),
+                          ("stage 2: translate", "translate"), ("provide the CORRECT kernel", "translate"),
+                          ("stage 3: evolutionary", "evolve"), ("stage 4: innovation", "rag"),
+                          ("(composition)", "compose")):
+        if marker in last:
+            return stage
+    raise AssertionError(f"unknown stage: {last[-300:]}")
 
 
-def test_convert_is_judged_with_torch_ops_allowed_and_its_code_feeds_translate():
-    def reply(call, i):
-        if call.context.purpose == "convert":
-            return kernel(50.0, name="functional", body="FUNCTIONAL_MARKER = 1")
-        return kernel(20.0)
+def serve(method, plan, budget, task=None):
+    """Drive ``method`` through the real loopback server; ``plan(stage, n, messages)`` returns the
+    reply to the n-th request of that stage. Returns (proposals, requests, evaluate)."""
+    counts: dict[str, int] = {}
 
-    llm = ScriptedLLM(reply)
-    props, ev = run(AICudaEngineer(), llm, budget=10)
-    assert props[0].operator == "convert" and props[0].allow_torch_ops
-    assert all(not p.allow_torch_ops for p in props[1:])
-    assert len(llm.by_purpose("convert")) == 1  # valid at once: no retry
-    first_translate = llm.by_purpose("translate")[0]
-    assert "FUNCTIONAL_MARKER" in first_translate.prompt
-    assert "Rewrite `Model` in functional form" in llm.by_purpose("convert")[0].prompt
+    def responder(messages, i):
+        st = stage_of(messages)
+        counts[st] = counts.get(st, 0) + 1
+        return plan(st, counts[st] - 1, messages)
 
-
-def test_translate_feeds_each_llm_error_summary_into_the_next_attempt():
-    translate_replies = iter([kernel(fail="undefined symbol launch_relu"), kernel(fail="bad grid"),
-                              kernel(12.0)])
-
-    def reply(call, i):
-        if call.context.purpose == "summarize-error":
-            return f"SUMMARY{len(llm.by_purpose('summarize-error'))}: declare the kernel before use."
-        if call.context.purpose == "translate":
-            return next(translate_replies)
-        return kernel(10.0)
-
-    llm = ScriptedLLM(reply)
-    props, _ = run(AICudaEngineer(convert_attempts=0), llm, budget=8)
-    translates = llm.by_purpose("translate")
-    summaries = llm.by_purpose("summarize-error")
-    assert len(translates) == 3  # stops at the first valid kernel
-    assert len(summaries) == 2  # one per failed attempt
-    assert "undefined symbol launch_relu" in summaries[0].prompt  # the error is what gets summarised
-    assert "SUMMARY1" in translates[1].prompt and "SUMMARY2" not in translates[1].prompt
-    assert "SUMMARY1" in translates[2].prompt and "SUMMARY2" in translates[2].prompt
-    assert "attempt 3 of" in translates[2].prompt
+    ev = FakeEvaluate()
+    with ScriptedServer(responder) as srv:
+        props = list(method.optimize(task or task_context(), srv.model(), ev, Budget(evaluations=budget)))
+        return props, srv.requests, ev
 
 
-def test_translate_gives_up_after_ten_attempts_then_evolution_starts_from_scratch():
-    def reply(call, i):
-        if call.context.purpose == "summarize-error":
-            return "it failed"
-        return kernel(fail="never compiles")
-
-    llm = ScriptedLLM(reply)
-    props, _ = run(AICudaEngineer(convert_attempts=0), llm, budget=45)
-    ops = [p.operator for p in props]
-    assert ops[:10] == ["translate"] * 10 and "translate" not in ops[10:]
-    assert set(ops[10:]) == {"init"}  # no valid kernel: evolution proposals have no parents
-    assert len(props) == 45
+def ok(tag="K", rt=10.0, thought="an idea"):
+    return kernel(rt, name=f"k_{tag}", thought=thought, body=f"TAG_{tag} = 1")
 
 
-def test_evolve_prompts_show_the_five_fastest_valid_kernels_with_speedups_and_profile():
-    runtimes = iter([90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0] + [99.0] * 100)
+def test_each_stage_has_its_own_budget_at_the_source_scale():
+    assert AICudaEngineer().default_budget == 68  # 10 + 10 + 10 x 4 + 5 + 3
+    p = plan_budget(68, has_parts=False)
+    assert (p.convert, p.translate, p.evolve, p.per_generation, p.rag, p.compose) == (10, 10, 40, 4, 5, 0)
+    scaled = plan_budget(45, has_parts=False)
+    assert scaled.scaled and (scaled.convert, scaled.translate, scaled.rag) == (7, 7, 3)
+    assert plan_budget(3).convert == 0 and plan_budget(3).translate == 1
 
-    def reply(call, i):
-        rt = next(runtimes)
-        return kernel(rt, name=f"kern_at_{int(rt)}")
+    def plan(stage, n, messages):
+        if stage == "summary":
+            return "declare the kernel before use"
+        if stage == "translate" and n < 2:
+            return kernel(fail="undefined symbol")
+        return ok(f"{stage}{n}", 50.0 - n)
 
-    llm = ScriptedLLM(reply)
-    # translate succeeds at once; then generations of 4: the 2nd generation sees 5 kernels
-    props, _ = run(AICudaEngineer(convert_attempts=0, per_generation=6), llm, budget=13)
-    gen2 = [c for c in llm.calls if c.context.purpose in ("mutation", "crossover")][6]
-    text = gen2.prompt
-    shown = [n for n in ("kern_at_90", "kern_at_80", "kern_at_70", "kern_at_60", "kern_at_50",
-                         "kern_at_40", "kern_at_30") if n in text]
-    assert shown == ["kern_at_70", "kern_at_60", "kern_at_50", "kern_at_40", "kern_at_30"]
-    assert text.index("kern_at_30") < text.index("kern_at_70")  # fastest first
-    assert "3.33x vs PyTorch eager" in text  # 100 us eager / 30 us
-    assert "Profile: kernels: kern_30.0=1" in text
+    props, requests, ev = serve(AICudaEngineer(), plan, budget=68)
+    stages = [p.stage for p in props]
+    assert stages == ["convert"] + ["translate"] * 3 + ["evolve"] * 40 + ["rag"] * 5
+    assert len(ev.proposals) == 49  # what convert and translate left is not given to evolution
+    assert sum(stage_of(r["messages"]) == "summary" for r in requests) == 2
+    assert props[0].allow_torch_ops and not any(p.allow_torch_ops for p in props[1:])
 
 
-def test_each_generation_mixes_mutation_and_crossover_across_the_model_ensemble():
-    runtimes = iter(float(x) for x in range(90, 10, -1))
-    llm = ScriptedLLM(lambda call, i: kernel(next(runtimes)), members=["model-a", "model-b"])
-    props, _ = run(AICudaEngineer(convert_attempts=0, per_generation=4), llm, budget=9)
-    evo = [c for c in llm.calls if c.context.purpose in ("mutation", "crossover", "init")]
-    assert [c.model for c in evo] == ["model-a", "model-b"] * 4
-    # generation 1 sees one valid kernel (mutation only); generation 2 sees several: crossover appears
-    assert [c.context.purpose for c in evo[:4]] == ["mutation"] * 4
-    assert [c.context.purpose for c in evo[4:]] == ["mutation", "crossover"] * 2
-    cross = [p for p in props if p.operator == "crossover"]
-    assert all(len(p.parent_ids) == 2 and len(set(p.parent_ids)) == 2 for p in cross)
+def test_translate_retries_show_the_failed_code_and_its_summary_and_every_third_starts_afresh():
+    def plan(stage, n, messages):
+        if stage == "summary":
+            return f"SUMMARY{n}: the launch is wrong"
+        if stage == "translate":
+            return kernel(fail=f"bad grid {n}", body=f"FAILED_{n} = 1") if n < 4 else ok("T")
+        return ok(stage)
+
+    props, requests, _ = serve(AICudaEngineer(convert_attempts=0, generations=1, rag_proposals=0), plan, budget=20)
+    tr = [r["messages"] for r in requests if stage_of(r["messages"]) == "translate"]
+    sm = [r["messages"] for r in requests if stage_of(r["messages"]) == "summary"]
+    assert len(tr) == 5 and len(sm) == 3  # no summary after the 3rd failure: the 4th starts afresh
+    assert [len(m) for m in tr] == [2, 4, 4, 2, 4]
+    assert tr[1][2]["role"] == "assistant" and "FAILED_0" in tr[1][2]["content"]
+    assert "SUMMARY0" in tr[1][3]["content"] and "CORRECT kernel" in tr[1][3]["content"]
+    assert "FAILED_1" in tr[2][2]["content"] and "SUMMARY1" in tr[2][3]["content"]
+    assert "bad grid 0" in sm[0][-1]["content"] and "FAILED_0" in sm[0][2]["content"]
+    assert "FAILED_3" in tr[4][2]["content"]
+
+
+def test_evolution_prompts_show_the_top5_slowest_first_with_thoughts_and_the_best_to_optimize():
+    rts = iter([90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0] + [99.0] * 40)
+
+    def plan(stage, n, messages):
+        rt = next(rts)
+        return ok(f"at{int(rt)}", rt, thought=f"thought at {int(rt)}")
+
+    props, requests, _ = serve(AICudaEngineer(convert_attempts=0, per_generation=6), plan, budget=13)
+    evo = [r["messages"][-1]["content"] for r in requests if stage_of(r["messages"]) == "evolve"]
+    gen2 = evo[6]
+    listed = re.findall(r"name: k_at(\d+)", gen2)
+    assert listed == ["70", "60", "50", "40", "30"]  # the 5 fastest, slowest first
+    assert "thought: thought at 30" in gen2 and "3.33x vs PyTorch eager" in gen2
+    assert "kernel you need to optimize (k_at30)" in gen2 and "Profile of this kernel: kernels: kern_30.0=1" in gen2
+    assert "Combine the best ideas of Proposal" in evo[7]  # every second proposal: crossover
+
+
+def test_rag_runs_with_an_empty_archive_and_the_archive_persists_across_runs(tmp_path):
+    path = tmp_path / "archive.json"
+    first = AICudaEngineer(convert_attempts=0, archive_path=str(path))
+    props, requests, _ = serve(first, lambda st, n, m: ok(f"relu{st}{n}", 5.0, thought="vectorised loads"),
+                               budget=10, task=task_context("relu", RELU))
+    rag = [r["messages"][-1]["content"] for r in requests if stage_of(r["messages"]) == "rag"]
+    assert len(rag) == 1 and "The archive holds no other operator yet" in rag[0]
+    assert json.loads(path.read_text())["entries"][0]["op"] == "relu"
+    second = AICudaEngineer(convert_attempts=0, archive_path=str(path))  # a later run
+    assert second.settings()["archive_entries_at_start"] == 1
+    props, requests, _ = serve(second, lambda st, n, m: ok(f"sm{n}", 9.0), budget=10,
+                               task=task_context("softmax", SOFTMAX))
+    rag = [r["messages"][-1]["content"] for r in requests if stage_of(r["messages"]) == "rag"]
+    assert "Example 1: `relu`" in rag[0] and "TAG_relu" in rag[0] and "thought: vectorised loads" in rag[0]
+    assert {e["op"] for e in json.loads(path.read_text())["entries"]} == {"relu", "softmax"}
+
+
+def test_composition_fuses_the_best_kernels_of_the_parts_found_in_the_archive():
+    method = AICudaEngineer(convert_attempts=0)
+    method.archive.add(ArchiveEntry("relu", RELU, "RELU_PART_KERNEL", 2.0, name="relu_fast",
+                                    thought="one pass"))
+    fused = dataclasses.replace(task_context("gemm_bias_relu"),
+                                extras={"parts": ["matmul_rect", "relu"]})
+    props, requests, _ = serve(method, lambda st, n, m: ok(f"{st}{n}", 50.0 - n), budget=68, task=fused)
+    comp = [r["messages"][-1]["content"] for r in requests if stage_of(r["messages"]) == "compose"]
+    assert len(comp) == 3 and [p.stage for p in props][-3:] == ["compose"] * 3
+    assert "Part 1: `matmul_rect`" in comp[0] and "No kernel yet" in comp[0]
+    assert "Part 2: `relu`" in comp[0] and "RELU_PART_KERNEL" in comp[0] and "2.00x" in comp[0]
+    alone = AICudaEngineer(convert_attempts=0)  # no part in the archive: nothing to compose
+    props, requests, _ = serve(alone, lambda st, n, m: ok(f"{st}{n}"), budget=68, task=fused)
+    assert not any(stage_of(r["messages"]) == "compose" for r in requests)
+    parts = {"gemm_bias_relu": ["matmul_rect", "relu"]}
+    assert method.op_waves(["gemm_bias_relu", "relu", "softmax"], parts) == [["relu", "softmax"], ["gemm_bias_relu"]]
+
+
+def test_a_seed_kernel_is_the_translated_kernel():
+    from tests.methods.scripted_llm import seeded
+
+    task = seeded(task_context())
+    props, requests, _ = serve(AICudaEngineer(convert_attempts=0), lambda st, n, m: ok(f"{st}{n}"), budget=6,
+                               task=task)
+    assert not any(stage_of(r["messages"]) == "translate" for r in requests)
+    first_evo = next(r["messages"][-1]["content"] for r in requests if stage_of(r["messages"]) == "evolve")
+    assert "TAG=SEED" in first_evo and "kernel you need to optimize (seed_kernel)" in first_evo
 
 
 def test_retrieval_picks_the_most_similar_solved_op():
@@ -134,33 +183,6 @@ def test_retrieval_picks_the_most_similar_solved_op():
     assert [e.op for e, _ in archive.similar(MATMUL, k=3, exclude_op="matmul")] != []
     assert "matmul" not in [e.op for e, _ in archive.similar(MATMUL, k=3, exclude_op="matmul")]
     assert tokenize("blockDim.x * max_val") == ["block", "dim", "max", "val"]
-
-
-def test_archive_grows_across_ops_and_feeds_rag_proposals():
-    method = AICudaEngineer(convert_attempts=0)
-    # op 1: softmax, solved
-    llm1 = ScriptedLLM(lambda call, i: kernel(25.0, body="SOFTMAX_BEST = 1"))
-    run(method, llm1, budget=9, task=task_context("softmax", SOFTMAX))
-    run(method, ScriptedLLM(lambda call, i: kernel(5.0, body="RELU_BEST = 1")), budget=9,
-        task=task_context("relu", RELU))
-    assert {e.op for e in method.archive.entries()} == {"softmax", "relu"}
-    # op 3: log_softmax retrieves softmax's best kernel first
-    llm3 = ScriptedLLM(lambda call, i: kernel(30.0))
-    props, _ = run(method, llm3, budget=45, task=task_context("log_softmax", LOG_SOFTMAX))
-    rag = llm3.by_purpose("rag")
-    assert len(rag) == 5 and sum(p.operator == "rag" for p in props) == 5
-    text = rag[0].prompt
-    assert "SOFTMAX_BEST" in text and text.index("SOFTMAX_BEST") < text.index("RELU_BEST")
-
-
-def test_budget_is_never_exceeded_and_archive_is_kept_when_the_harness_stops_the_op():
-    method = AICudaEngineer()
-    props, ev = run(method, ScriptedLLM(lambda call, i: kernel(10.0)), budget=17)
-    assert len(props) == len(ev.proposals) == 17
-    llm = ScriptedLLM(lambda call, i: kernel(7.0))
-    with pytest.raises(BudgetExhausted):
-        run(method, llm, budget=45, evaluate=FakeEvaluate(limit=6), task=task_context("gelu"))
-    assert "gelu" in {e.op for e in method.archive.entries()}
 
 
 def test_archive_loads_best_kernels_of_earlier_runs_from_a_store(tmp_path):
@@ -242,9 +264,13 @@ def test_convert_stage_is_judged_by_the_real_evaluator_with_torch_ops_allowed():
     assert not strict.valid
 
 
-def test_rag_is_skipped_when_no_archived_op_shares_anything_with_this_one():
-    method = AICudaEngineer(convert_attempts=0)
-    method.archive.add(ArchiveEntry("matmul", MATMUL, "MATMUL_KERNEL", 3.0))
-    llm = ScriptedLLM(lambda call, i: kernel(10.0))
-    props, _ = run(method, llm, budget=45, task=task_context("other", "def zz(q):\n    return qq\n"))
-    assert llm.by_purpose("rag") == [] and len(props) == 45  # its share went to evolution
+
+
+def test_budget_is_never_exceeded_and_the_archive_keeps_an_op_the_harness_stopped():
+    method = AICudaEngineer()
+    props, ev = run(method, ScriptedLLM(lambda call, i: kernel(10.0)), budget=17)
+    assert len(props) == len(ev.proposals) == 17
+    with pytest.raises(BudgetExhausted):
+        run(method, ScriptedLLM(lambda call, i: kernel(7.0)), budget=45, evaluate=FakeEvaluate(limit=6),
+            task=task_context("gelu"))
+    assert "gelu" in {e.op for e in method.archive.entries()}

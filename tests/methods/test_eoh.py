@@ -1,5 +1,7 @@
-"""EoH: idea + code solutions, operators i1/e1/e2/m1/m2 with their parent counts, rank-based
-selection from the population at the batch's start, population management, budget stop."""
+"""EoH against FeiLiu36/EoH (eoh/eoh.py, evolution.py, config.py), driven by a scripted model
+behind the real loopback OpenAI server: 2N init, the five operators and their parent counts,
+parents only from the managed (valid, de-duplicated) population, no measurements in prompts,
+one-sentence ideas in braces, extraction and duplicate-code retries that cost no evaluation."""
 
 from __future__ import annotations
 
@@ -8,89 +10,90 @@ import re
 import pytest
 
 from harness.methods.base import Budget
-from harness.methods.eoh import EoH, schedule
-from harness.methods.population import rank_weights
-from tests.methods.f2_scripted import FakeEvaluate, ScriptedLLM, kernel, task_context
+from harness.methods.common import Solution
+from harness.methods.eoh import EoH, manage, parse_idea_and_code, schedule
+from tests.methods.scripted_llm import FakeEvaluate, ScriptedServer, kernel
+from tests.methods.test_evoengineer import make_task
 
 
-def test_schedule_is_i1_then_batches_of_each_operator_45_in_all():
-    s = schedule(45, 5)
-    assert s[0] == ("i1", 5)
-    assert [op for op, _ in s[1:]] == ["e1", "e2", "m1", "m2"] * 2
-    assert sum(n for _, n in s) == 45
-    assert schedule(7, 5) == [("i1", 5), ("e1", 2)]
+def eoh_reply(i: int, runtime: float | None, idea: str | None = None) -> str:
+    return f"{{{idea or f'idea number {i} tiles the rows'}}}\n```python\n{kernel(f'T{i}', runtime)}```\n"
 
 
-def run(budget, pop_size=5, runtimes=None, fail_every=0):
-    seq = iter(runtimes or [float(100 - i) for i in range(200)])
-
-    def reply(call, i):
-        rt = next(seq)
-        if fail_every and i % fail_every == fail_every - 1:
-            return kernel(fail="does not compile", name=f"n{i}", thought=f"idea number {i}.")
-        return kernel(rt, name=f"n{i}", thought=f"idea number {i}.")
-
-    llm = ScriptedLLM(reply)
-    method = EoH(pop_size=pop_size)
-    props = list(method.optimize(task_context(), llm, FakeEvaluate(), Budget(evaluations=budget)))
-    return method, llm, props
+def drive(method, responder, budget):
+    ev = FakeEvaluate()
+    with ScriptedServer(responder) as srv:
+        props = list(method.optimize(make_task(), srv.model(), ev, Budget(evaluations=budget)))
+        return props, srv.prompts(), ev
 
 
-def test_each_operator_gets_its_number_of_parents_and_shows_their_ideas():
-    method, llm, props = run(25)
-    counts = {"i1": 0, "e1": 2, "e2": 2, "m1": 1, "m2": 1}
-    assert [p.operator for p in props] == ["i1"] * 5 + ["e1"] * 5 + ["e2"] * 5 + ["m1"] * 5 + ["m2"] * 5
-    for p, call in zip(props, llm.calls, strict=True):
+def test_schedule_is_2n_init_then_each_operator_in_turn():
+    s = schedule(110, 5)
+    assert s[0] == ("i1", 10) and sum(n for _, n in s) == 110
+    assert [op for op, _ in s[1:6]] == ["e1", "e2", "m1", "m2", "m3"]
+    assert EoH().default_budget == 110  # FeiLiu36/EoH defaults: 2N + 20 generations x N, N = 5
+    with pytest.raises(ValueError, match="operators"):
+        EoH(operators="e1,m9")
+
+
+def test_operators_parents_and_prompts_follow_the_source():
+    runtimes = {i: (None if i in (1, 4, 12) else 100.0 - i) for i in range(40)}
+    props, prompts, ev = drive(EoH(), lambda m, i: eoh_reply(i, runtimes[i]), budget=35)
+    ops = [p.operator for p in props]
+    assert ops == ["i1"] * 10 + ["e1"] * 5 + ["e2"] * 5 + ["m1"] * 5 + ["m2"] * 5 + ["m3"] * 5
+    invalid = {p.candidate_id for p in ev.proposals if not p.verdict.valid}
+    counts = {"i1": 0, "e1": 2, "e2": 2, "m1": 1, "m2": 1, "m3": 1}
+    for p, prompt in zip(props, prompts, strict=True):
         assert len(p.parent_ids) == counts[p.operator]
-        assert len(set(p.parent_ids)) == len(p.parent_ids)
-        assert call.prompt.count("Idea: idea number") == counts[p.operator]
-    e1_prompt = llm.calls[5].prompt
-    assert "totally different" in e1_prompt and "exactly one sentence" in e1_prompt
-    assert "backbone" in llm.calls[10].prompt
-    assert "parameters" in llm.calls[20].prompt
+        assert not set(p.parent_ids) & invalid  # invalid individuals are discarded, never parents
+        for measured in ("RUNTIME_US", "Measured", "speedup", " us"):
+            assert measured not in prompt.replace("# RUNTIME_US", "")  # only inside parents' code
+        assert "REFERENCE_MARKER" in prompt
+    init_ids = {p.candidate_id for p in props[:10]}
+    assert all(set(p.parent_ids) <= init_ids for p in props[10:15])  # from the population at batch start
+    assert "in one sentence" in prompts[0] and "inside a brace" in prompts[0]
+    assert "totally different form" in prompts[10] and prompts[10].count("No.") == 2
+    assert "common backbone idea" in prompts[15]
+    assert "Kernel description: idea number" in prompts[20]
+    assert "different parameter settings" in prompts[25]
+    assert "overfit to in-distribution" in prompts[30] and "inside a brace" not in prompts[30]
+    assert props[11].thought.startswith("idea number")
 
 
-def test_parents_come_from_the_population_at_the_batch_start():
-    method, llm, props = run(15)
-    init_ids = {p.candidate_id for p in props[:5]}
-    e1_ids = {p.candidate_id for p in props[5:10]}
-    for p in props[5:10]:  # e1 batch: parents only among the i1 solutions
-        assert set(p.parent_ids) <= init_ids
-    for p in props[10:15]:  # e2 batch: population = best 5 of i1 + e1 (runtimes fall: the e1 kernels)
-        assert set(p.parent_ids) <= e1_ids
+def test_population_is_valid_deduplicated_and_the_best_n():
+    sols = [Solution(code=f"c{i}", runtime_us=rt, valid=rt is not None, trial=i)
+            for i, rt in enumerate([30.0, None, 10.0, 10.0, 20.0, 40.0, 50.0, 5.0])]
+    kept = manage(sols, 5)
+    assert [s.runtime_us for s in kept] == [5.0, 10.0, 20.0, 30.0, 40.0]
 
 
-def test_population_keeps_the_best_valid_solutions_then_recent_invalid():
-    method, _, props = run(10, runtimes=[50.0, 10.0, 40.0, 20.0, 30.0, 5.0, 60.0, 70.0, 80.0, 1.0])
-    pop = method.population.members
-    assert [s.runtime_us for s in pop] == [1.0, 5.0, 10.0, 20.0, 30.0]
-    method, _, _ = run(5, fail_every=2)  # i1: 3 valid, 2 invalid -> 5 slots: 3 valid + 2 invalid
-    members = method.population.members
-    assert [s.valid for s in members] == [True, True, True, False, False]
+def test_extraction_and_duplicate_retries_cost_llm_calls_not_evaluations():
+    def responder(messages, i):
+        if i in (2, 3):
+            return "I would tile it."  # no code: asked again
+        if i == 12:  # an e1 offspring repeating a population member's code: generated again
+            return eoh_reply(11, 89.0)  # call 11 made the fastest init kernel
+        return eoh_reply(i, 100.0 - i)
+
+    props, prompts, ev = drive(EoH(), responder, budget=11)
+    assert len(ev.proposals) == 11 and len(prompts) == 14  # 2 extraction retries + 1 duplicate retry
+    assert all(not p.parse_error for p in props)
+    assert "totally different form" in prompts[12] and "totally different form" in prompts[13]
+    assert "TAG=T11" not in props[10].source and "TAG=T13" in props[10].source
 
 
-def test_parent_choice_follows_rank_weights():
-    # pop 5 of fixed ranks; over many m1 draws the fastest is drawn most, in the ratio 1/(r+N)
-    method, llm, props = run(5 + 5 * 400, runtimes=[10.0, 20.0, 30.0, 40.0, 50.0] + [999.0] * 5000)
-    init = {p.candidate_id: i for i, p in enumerate(props[:5])}  # rank = index + 1
-    m1_parents = [init[p.parent_ids[0]] for p in props if p.operator in ("m1", "m2")]
-    freq = [m1_parents.count(r) / len(m1_parents) for r in range(5)]
-    w = rank_weights(5, 5)
-    expected = [x / sum(w) for x in w]
-    assert all(abs(f - e) < 0.04 for f, e in zip(freq, expected, strict=True))
-    assert freq[0] > freq[4]
+def test_ideas_are_read_from_braces_or_the_text_before_the_code():
+    got = parse_idea_and_code(eoh_reply(3, 10.0, idea="one warp per row with shuffles"))
+    assert got.ok and got.thought == "one warp per row with shuffles"
+    offline = "## Name\nrelu_b256\n## Thought\nApply relu in one pass.\n## Code\n```python\n" + kernel("X", 1.0) + "```\n"
+    assert "Apply relu in one pass." in parse_idea_and_code(offline).thought
+    assert not parse_idea_and_code("no code at all").ok
 
 
-def test_operators_fall_back_to_i1_when_the_population_is_too_small():
-    method, llm, props = run(4, pop_size=1)
-    # schedule: i1, e1, e2, m1; e1 and e2 need 2 parents but the population holds 1
-    assert [p.operator for p in props] == ["i1", "i1", "i1", "m1"]
-    assert re.search(r"Kernel 1", llm.calls[3].prompt) and "Kernel 2" not in llm.calls[3].prompt
-
-
-def test_budget_stop():
-    _, llm, props = run(13)
-    assert len(props) == 13 and len(llm.calls) == 13
+def test_an_empty_population_falls_back_to_i1():
+    props, prompts, _ = drive(EoH(pop_size=2), lambda m, i: eoh_reply(i, None), budget=6)
+    assert [p.operator for p in props] == ["i1"] * 6
+    assert all(re.search(r"No\.\d", p) is None for p in prompts)
 
 
 @pytest.mark.slow

@@ -1,5 +1,7 @@
-"""FunSearch: islands clustered by score, parents from one island listed as versions by score,
-periodic reset of the weakest islands, budget stop."""
+"""FunSearch against google-deepmind/funsearch implementation/ (programs_database.py, sampler.py,
+config.py), driven by a scripted model behind the real loopback OpenAI server: the initial
+program on every island, code-only prompts with versions in increasing order of score, k
+programs, samples per prompt, clusters, and resets only on the source's schedule."""
 
 from __future__ import annotations
 
@@ -11,112 +13,152 @@ import pytest
 from harness.methods.base import Budget
 from harness.methods.common import Solution
 from harness.methods.funsearch import FunSearch, ProgramDatabase, score_of
-from tests.methods.f2_scripted import FakeEvaluate, ScriptedLLM, kernel, task_context
+from harness.methods.funsearch_program import parse_completion
+from tests.methods.scripted_llm import FakeEvaluate, ScriptedServer, kernel, seeded
+from tests.methods.test_evoengineer import make_task
 
 
 def sol(runtime: float | None, trial: int = 0, code: str = "x") -> Solution:
     return Solution(code=code, name=f"s{trial}", runtime_us=runtime, valid=runtime is not None, trial=trial)
 
 
-def test_programs_are_clustered_by_score_and_incorrect_ones_discarded():
+def completion(i: int, runtime: float | None) -> str:
+    """A chat model's completion: the new version's class in a fenced block."""
+    code = kernel(f"T{i}", runtime).replace("class ModelNew(", "class ModelNew_v9(")
+    return f"```python\n{code}```\n"
+
+
+def drive(method, runtimes, budget, task=None):
+    seq = list(runtimes)
+
+    def responder(messages, i):
+        k = int(re.search(r"class ModelNew_v(\d+)\(nn\.Module\):\s*\n\s*\"\"\"", messages[-1]["content"]).group(1))
+        return completion(i, seq[i % len(seq)]).replace("ModelNew_v9", f"ModelNew_v{k}")
+
+    ev = FakeEvaluate()
+    with ScriptedServer(responder) as srv:
+        props = list(method.optimize(task or seeded(make_task()), srv.model(), ev, Budget(evaluations=budget)))
+        return props, srv.requests, ev
+
+
+def test_prompts_are_code_only_versions_by_increasing_score_sampled_four_times_each():
+    props, requests, _ = drive(FunSearch(), [50.0, 40.0, None, 30.0, 20.0, 10.0], budget=16)
+    users = [r["messages"][-1]["content"] for r in requests]
+    assert len(users) == 16
+    for i in range(0, 16, 4):  # each prompt is sampled samples_per_prompt = 4 times
+        assert users[i] == users[i + 1] == users[i + 2] == users[i + 3]
+    first = users[0]
+    assert "class ModelNew_v0(" in first and "TAG=SEED" in first  # the initial program
+    assert 'class ModelNew_v1(nn.Module):\n    """Improved version of `ModelNew_v0`."""' in first
+    assert first.rstrip().endswith('"""Improved version of `ModelNew_v0`."""')  # ends at the header
+    for u in users:
+        assert "REFERENCE_MARKER" in u and "no PyTorch compute fallback" in u
+        for measured in ("RUNTIME_US", "Measured", "speedup", "runtime"):
+            assert measured.lower() not in u.lower().replace("# runtime_us", "")
+        assert "## Name" not in u and "Reply with" not in u  # code only
+        k = len(re.findall(r"^class ModelNew_v\d+\(", u, re.M)) - 1
+        assert 1 <= k <= 2  # k = min(programs_per_prompt, clusters) versions, then the header
+        assert f"class ModelNew_v{k}(nn.Module):" in u
+    runtimes = {f"T{i}": rt for i, rt in enumerate([50.0, 40.0, None, 30.0, 20.0, 10.0] * 3)}
+    runtimes["SEED"] = 80.0
+    for u in users:  # increasing score = decreasing runtime, the best version last
+        shown = [runtimes[t] for t in re.findall(r"TAG=(\w+)", u)]
+        assert shown == sorted(shown, reverse=True)
+    assert requests[0]["messages"][0]["role"] == "system" and "code only" in requests[0]["messages"][0]["content"]
+
+
+def test_initial_program_on_every_island_and_results_join_the_prompt_island():
+    method = FunSearch(num_islands=5)
+    props, _, ev = drive(method, [50.0, None, 45.0, 44.0], budget=12)
+    for island in method.database.islands:
+        ids = {p.candidate_id for c in island.clusters.values() for p in c.programs}
+        assert 999 in ids  # the seed kernel's candidate id
+    for p in props:
+        island = method.database.islands[int(p.operator.removeprefix("island"))]
+        ids = {s.candidate_id for c in island.clusters.values() for s in c.programs}
+        assert (p.candidate_id in ids) == p.verdict.valid  # incorrect programs are discarded
+
+
+def test_without_a_seed_the_first_correct_program_founds_every_island():
+    method = FunSearch(num_islands=3)
+    props, requests, _ = drive(method, [None, 60.0, 50.0], budget=8, task=make_task())
+    first = requests[0]["messages"][-1]["content"]
+    assert "class ModelNew_v0(nn.Module)" in first and "class ModelNew_v1" not in first
+    founder = props[1].candidate_id  # trial 1 is the first correct program
+    for island in method.database.islands:
+        assert founder in {p.candidate_id for c in island.clusters.values() for p in c.programs}
+
+
+def test_reset_only_on_the_sources_wall_clock_schedule():
+    method = FunSearch(num_islands=4)
+    resets: list[int] = []
+    orig = ProgramDatabase.reset_weakest
+
+    def spy(self, rng):
+        resets.append(1)
+        return orig(self, rng)
+
+    ProgramDatabase.reset_weakest = spy
+    try:
+        drive(method, [float(90 - i) for i in range(45)], budget=45)
+        assert resets == []  # 45 samples take far less than the source's 4 hours
+        now = [0.0]
+        method.clock = lambda: now[0]
+
+        class Clock(FakeEvaluate):
+            def __call__(self, p):
+                now[0] += 3600.0  # each evaluation "takes" an hour
+                return super().__call__(p)
+
+        with ScriptedServer(lambda m, i: completion(i, 10.0 + i).replace("ModelNew_v9", "ModelNew")) as srv:
+            list(method.optimize(seeded(make_task()), srv.model(), Clock(), Budget(evaluations=10)))
+        assert len(resets) == 2  # after hour 5 and hour 10: every > 4 hours
+        assert method.settings()["reset_period_s"] == 4 * 3600
+    finally:
+        ProgramDatabase.reset_weakest = orig
+
+
+def test_clusters_sampled_with_replacement_from_a_softmax_and_sorted_by_score():
+    db = ProgramDatabase(num_islands=1, programs_per_prompt=2, temperature=10.0)
+    for j, rt in enumerate((40.0, 30.0, 20.0, 10.0)):
+        db.register(0, sol(rt, trial=j))
+    rng = random.Random(1)
+    samples = [db.sample(rng)[1] for _ in range(300)]
+    assert all(len(s) == 2 and score_of(s[0]) <= score_of(s[1]) for s in samples)
+    assert any(s[0].trial == s[1].trial for s in samples)  # the same cluster twice: with replacement
+    cold = ProgramDatabase(num_islands=1, programs_per_prompt=1, temperature=0.05)
+    for j, rt in enumerate((100.0, 50.0, 10.0)):
+        cold.register(0, sol(rt, j))
+    picks = [cold.sample(rng)[1][0].runtime_us for _ in range(200)]
+    assert picks.count(10.0) > 190
+    assert db.cluster_temperature(db.islands[0]) == pytest.approx(10.0 * (1 - 4 / 30_000))
+
+
+def test_programs_are_clustered_by_score_and_reset_refounds_the_weaker_half():
     db = ProgramDatabase(num_islands=2)
     assert not db.register(0, sol(None))
     db.register(0, sol(10.0, 1))
     db.register(0, sol(10.02, 2))  # within ~0.2%: same cluster
     db.register(0, sol(20.0, 3))
-    clusters = db.islands[0].clusters
-    assert sorted(len(c.programs) for c in clusters.values()) == [1, 2]
-    assert len(db.islands[1]) == 0
-    assert db.islands[0].best.trial == 1
-
-
-def test_parents_come_from_one_island_in_increasing_order_of_score():
-    db = ProgramDatabase(num_islands=3, programs_per_prompt=2, temperature=10.0)
-    for island in range(3):
-        for j, rt in enumerate((40.0, 30.0, 20.0, 10.0)):
-            db.register(island, sol(rt, trial=island * 10 + j))
-    rng = random.Random(1)
-    for _ in range(50):
-        island, parents = db.sample(rng)
-        assert len(parents) == 2
-        assert {p.trial // 10 for p in parents} == {island}
-        assert score_of(parents[0]) < score_of(parents[1])  # worst first, best last
-        assert parents[0].runtime_us != parents[1].runtime_us  # two different clusters
-
-
-def test_low_temperature_prefers_the_best_clusters():
-    db = ProgramDatabase(num_islands=1, programs_per_prompt=1, temperature=0.05)
-    for j, rt in enumerate((100.0, 50.0, 10.0)):
-        db.register(0, sol(rt, j))
-    rng = random.Random(0)
-    picks = [db.sample(rng)[1][0].runtime_us for _ in range(200)]
-    assert picks.count(10.0) > 190
-
-
-def test_reset_empties_the_weakest_islands_and_refounds_them_from_survivors():
+    assert sorted(len(c.programs) for c in db.islands[0].clusters.values()) == [1, 2]
     db = ProgramDatabase(num_islands=5)
-    best_runtimes = [50.0, 10.0, 40.0, 20.0, 30.0]  # island 1 strongest, island 0 weakest
-    for i, rt in enumerate(best_runtimes):
-        db.register(i, sol(rt * 2, trial=100 + i))
+    for i, rt in enumerate([50.0, 10.0, 40.0, 20.0, 30.0]):
         db.register(i, sol(rt, trial=i))
     reset = db.reset_weakest(random.Random(3))
-    assert sorted(reset) == [0, 2]  # the two weakest of five
-    survivors_best = {db.islands[i].best.trial for i in (1, 3, 4)}
+    assert sorted(reset) == [0, 2]
     for i in reset:
-        assert len(db.islands[i]) == 1  # only the founder
-        assert db.islands[i].best.trial in survivors_best
-    assert len(db.islands[1]) == 2  # survivors untouched
+        assert len(db.islands[i]) == 1 and db.islands[i].best.trial in {1, 3, 4}
 
 
-def test_prompt_lists_versions_in_order_of_score_and_results_join_their_island():
-    runtimes = iter([50.0, 40.0, 30.0, 20.0, 15.0, 12.0, 11.0, 10.5] + [9.0] * 50)
-
-    def reply(call, i):
-        rt = next(runtimes)
-        return kernel(rt, name=f"rt{rt}")
-
-    llm = ScriptedLLM(reply)
-    method = FunSearch(num_islands=2, reset_every=1000)
-    props = list(method.optimize(task_context(), llm, FakeEvaluate(), Budget(evaluations=20)))
-    assert len(props) == 20
-    assert "Write version 0" in llm.calls[0].prompt
-    two_versions = [c for c in llm.calls if "Version 1" in c.prompt]
-    assert two_versions, "once islands hold 2 clusters, prompts list 2 versions"
-    for c in two_versions:
-        rts = [float(x) for x in re.findall(r"Version \d+: rt([0-9.]+)", c.prompt)]
-        assert rts == sorted(rts, reverse=True)  # slower first: increasing order of score
-        assert "Write version 2" in c.prompt
-    # every stored program sits on the island that the proposal's prompt came from
-    for p in props:
-        island = int(p.operator.removeprefix("island"))
-        ids = {s.candidate_id for c in method.database.islands[island].clusters.values() for s in c.programs}
-        assert p.candidate_id in ids
-
-
-def test_islands_are_reset_periodically(monkeypatch):
-    resets: list[int] = []
-    orig = ProgramDatabase.reset_weakest
-
-    def spy(self, rng):
-        resets.append(sum(len(i) for i in self.islands))
-        return orig(self, rng)
-
-    monkeypatch.setattr(ProgramDatabase, "reset_weakest", spy)
-    llm = ScriptedLLM(lambda call, i: kernel(100.0 / (i + 1)))
-    method = FunSearch()
-    props = list(method.optimize(task_context(), llm, FakeEvaluate(), Budget(evaluations=45)))
-    assert method.reset_period(45) == 15
-    assert len(resets) == 2  # at evaluations 15 and 30
-    assert len(props) == 45
-
-
-def test_same_seed_same_island_choices():
-    def go(seed):
-        llm = ScriptedLLM(lambda call, i: kernel(100.0 - i))
-        props = list(FunSearch().optimize(task_context(seed=seed), llm, FakeEvaluate(), Budget(evaluations=12)))
-        return [p.operator for p in props]
-
-    assert go(7) == go(7)
+def test_completions_are_read_like_the_sampler_reads_them():
+    whole = ("import torch\nimport torch.nn as nn\nclass Model(nn.Module):\n    pass\n"
+             "class ModelNew_v0(nn.Module):\n    pass\nclass ModelNew_v1(nn.Module):\n    X = 1\n")
+    got = parse_completion(whole, 1)
+    assert got.ok and "class ModelNew(nn.Module):\n    X = 1" in got.code
+    assert "class Model(" not in got.code and "ModelNew_v0" not in got.code
+    body = parse_completion("    def forward(self, x):\n        return x\n", 2)
+    assert body.ok and "class ModelNew(nn.Module):\n    def forward" in body.code
+    assert not parse_completion("no code here", 1).ok
 
 
 @pytest.mark.slow

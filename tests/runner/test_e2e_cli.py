@@ -52,8 +52,16 @@ def test_each_method_completes_with_results_in_sqlite(results, method):
     assert p.returncode == 0, out
     assert "relu" in out and "valid/total" in out
     expected = 1 if method == "one-shot" else 3
-    assert query(results, "SELECT COUNT(*) FROM candidates WHERE run_id=?", run_id)[0][0] == expected
-    assert query(results, "SELECT COUNT(*) FROM verdicts WHERE run_id=? AND mode='feedback'", run_id)[0][0] == expected
+    # trial -1 is relu's seed kernel (EvoEngineer starts from it; the runner judges it, uncharged)
+    assert query(results, "SELECT COUNT(*) FROM candidates WHERE run_id=? AND trial >= 0", run_id)[0][0] == expected
+    assert query(results, "SELECT COUNT(*) FROM verdicts v JOIN candidates c ON c.candidate_id = v.candidate_id "
+                 "WHERE v.run_id=? AND v.mode='feedback' AND c.trial >= 0", run_id)[0][0] == expected
+    seeds = query(results, "SELECT COUNT(*) FROM candidates WHERE run_id=? AND trial = -1", run_id)[0][0]
+    assert seeds == (1 if method.startswith("evoengineer") else 0)
+    if seeds:  # the shipped C++ seed, judged by the real evaluator like any candidate
+        assert query(results, "SELECT v.status FROM verdicts v JOIN candidates c ON c.candidate_id = "
+                     "v.candidate_id WHERE v.run_id=? AND c.trial = -1 AND v.mode='feedback'",
+                     run_id)[0][0] == "valid"
     assert query(results, "SELECT status FROM runs WHERE run_id=?", run_id)[0][0] == "finished"
     assert query(results, "SELECT status FROM run_ops WHERE run_id=?", run_id)[0][0] == "finished"
     assert query(results, "SELECT COUNT(*) FROM llm_calls WHERE run_id=? AND offline=1", run_id)[0][0] >= expected
@@ -61,7 +69,8 @@ def test_each_method_completes_with_results_in_sqlite(results, method):
 
 def test_evoengineer_smoke_killed_halfway_resumes_without_repeating_a_finished_op(results):
     run_id = "e2e-kill"
-    args = ["--method", "evoengineer", "--suite", "smoke", "--budget", "3", "--run-id", run_id]
+    args = ["--method", "evoengineer", "--suite", "smoke", "--budget", "3", "--run-id", run_id,
+            "--seed-kernels", "none"]  # resume is under test here; seeds would add 5 C++ builds
     p = harness_run(results, *args)
     deadline = time.time() + 1500
     finished: list[str] = []

@@ -1,0 +1,50 @@
+"""Seed kernel for gelu (exact GELU 0.5 x (1 + erf(x / sqrt(2)))): one CUDA thread per element, grid-stride loop, float32."""
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+_CUDA = r"""
+#include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+#include <c10/cuda/CUDAException.h>
+#include <algorithm>
+
+__global__ void seed_gelu_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float v = x[i];
+    y[i] = 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+  }
+}
+
+torch::Tensor seed_gelu(torch::Tensor x) {
+  TORCH_CHECK(x.is_cuda() && x.scalar_type() == torch::kFloat32, "seed_gelu: float32 CUDA tensor expected");
+  auto xc = x.contiguous();
+  auto y = torch::empty_like(xc);
+  const int64_t n = xc.numel();
+  if (n == 0) return y;
+  const int threads = 256;
+  const int64_t blocks = std::min<int64_t>((n + threads - 1) / threads, 1 << 20);
+  seed_gelu_kernel<<<(unsigned)blocks, threads, 0, c10::cuda::getCurrentCUDAStream()>>>(
+      xc.data_ptr<float>(), y.data_ptr<float>(), n);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return y;
+}
+"""
+
+_ext = load_inline(
+    name="seed_gelu_cuda_v1",
+    cpp_sources=["torch::Tensor seed_gelu(torch::Tensor x);"],
+    cuda_sources=[_CUDA],
+    functions=["seed_gelu"],
+    verbose=False,
+)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _ext.seed_gelu(x)

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Issue 30, item 5: a researcher's run with the OFFLINE model: every method on a 10-op slice of
+# the suite, SEEDS seeds each, at one equal budget, then the leaderboard built from it.
+# It shows the plumbing and the statistics; the offline model's kernels say nothing about the
+# methods (docs/methods-gpu-slice.md says so).
+#
+#   bash scripts/gpu_methods_slice.sh                  # on the GPU: --device cuda, all 3 seeds
+#   SEEDS="0" bash scripts/gpu_methods_slice.sh        # one seed per call (then SKIP_RUNS=1 to build)
+#   DEVICE=cpu OPS=relu,softmax bash scripts/gpu_methods_slice.sh   # the CPU stand-in
+#
+# Knobs: OUT (copied back), RES (the store), DEVICE, SEEDS, BUDGET (per op, every method; one-shot
+# takes 1), OPS, METHODS, JOBS (ops in parallel per run), PAR (runs in parallel), CW (compile
+# workers per run), DEADLINE_S (no seed is started after it; the summary says which seeds are
+# left: run again with SEEDS=... and the same OUT), SKIP_RUNS=1 (only build). Eval options keep
+# judgements short: small shapes, short timing, the eager baseline only (no torch.compile).
+set -u
+OUT=${OUT:-gpu-methods-slice-out}; mkdir -p "$OUT"
+RES=${RES:-$OUT/results}
+DEVICE=${DEVICE:-cuda}
+SEEDS=${SEEDS:-"0 1 2"}
+BUDGET=${BUDGET:-2}
+OPS=${OPS:-relu,leaky_relu,sigmoid,tanh,gelu,softmax,layer_norm,sum_dim,matmul_square,gemm_bias_relu}
+METHODS=${METHODS:-"evoengineer-free evoengineer-insight evoengineer-full funsearch eoh ai-cuda-engineer best-of-n one-shot"}
+JOBS=${JOBS:-4}
+PAR=${PAR:-4}
+CW=${CW:-4}
+DEADLINE_S=${DEADLINE_S:-400}
+EVAL=(--eval-option profile=small --eval-option max_timing_s=0.2 --eval-option correctness_trials=2
+      --eval-option baselines=eager)
+export PYTHONUNBUFFERED=1
+t0=$(date +%s)
+python3 -m harness doctor 2>&1 | head -8 > "$OUT/doctor.txt"
+
+one_run() {  # method seed cap_s
+  local m=$1 s=$2 id="slice-$1-s$2" t=$(date +%s)
+  timeout "$3" python3 -m harness run --method "$m" --llm offline --ops "$OPS" --device "$DEVICE" \
+    --budget "$BUDGET" --seed "$s" --executor local --jobs "$JOBS" --compile-workers "$CW" --results "$RES" --run-id "$id" \
+    --quiet "${EVAL[@]}" > "$OUT/$id.log" 2>&1
+  echo "$id exit=$? wall_s=$(( $(date +%s) - t ))" >> "$OUT/runs.txt"
+}
+
+if [ "${SKIP_RUNS:-0}" != 1 ]; then
+  left=""
+  for s in $SEEDS; do
+    el=$(( $(date +%s) - t0 ))
+    if [ "$el" -ge "$DEADLINE_S" ]; then left="$left $s"; continue; fi
+    cap=$(( DEADLINE_S + 60 - el ))  # a started seed may run a minute past the deadline
+    n=0
+    for m in $METHODS; do
+      one_run "$m" "$s" "$cap" &
+      n=$((n + 1))
+      if [ $((n % PAR)) = 0 ]; then wait; fi
+    done
+    wait
+  done
+  [ -z "$left" ] || echo "SEEDS NOT STARTED:$left (run again with SEEDS=\"${left# }\" and the same OUT)"
+fi
+cat "$OUT/runs.txt" 2>/dev/null
+python3 -m harness leaderboard build --results "$RES" --out "$OUT/site" > "$OUT/build.log" 2>&1
+echo "leaderboard build exit=$? ($(ls "$OUT/site" 2>/dev/null | wc -l) files)"
+python3 scripts/methods_slice_summary.py "$RES" > "$OUT/summary.txt" 2>&1
+echo "total wall_s=$(( $(date +%s) - t0 ))"
+cat "$OUT/summary.txt"
