@@ -77,3 +77,12 @@ def cli():
     from tests.support.cli import invoke
 
     return invoke
+
+
+@pytest.fixture(scope="session")
+def offline_relu_run(tmp_path_factory):
+    """tests/support/offline_run.py: one offline ``harness run`` over relu, real evaluator, per
+    session. Read-only for the tests that use it."""
+    from tests.support.offline_run import run_offline_relu
+
+    return run_offline_relu(tmp_path_factory.mktemp("offline-relu-run"))
