@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from harness.cli import main
 from tests.support.capabilities import needs_isolation
+from tests.support.cli import invoke
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kernelbench"
 FIELDS = {
@@ -31,8 +29,7 @@ FIELDS = {
 
 
 def _run(*args):
-    r = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return r
+    return invoke(*args, catch_exceptions=False)
 
 
 def test_suite_list_json_has_at_least_91_ops_with_full_metadata():
@@ -86,7 +83,7 @@ def test_suite_show_gives_shapes_per_profile_and_source():
 
 
 def test_suite_show_unknown_op_exits_2_with_suggestion():
-    r = CliRunner().invoke(main, ["suite", "show", "layer_nrom"])
+    r = invoke("suite", "show", "layer_nrom")
     assert r.exit_code == 2
     assert "did you mean 'layer_norm'" in r.output
 
