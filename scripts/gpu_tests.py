@@ -15,9 +15,10 @@ xfailed or xpassed; a skip does not count). ``tests/architecture/test_gpu_covera
 CI the gpu tests that no record covers. Outcomes are written as each test ends, so a part cut by
 its time limit still records what finished; ``--missing`` then picks up the rest.
 
-A part's estimate comes from the newest recorded seconds of each test, else from its file's
-default below. Parts are packed to ``--part-s`` estimated seconds (default 420) and each run is
-killed at ``--budget-s`` (default 520): under the device call's 10 minutes with the start.
+Parts are packed to ``--part-s`` estimated seconds (default 420) from each file's default below,
+so that ``--part N`` names the same tests whatever records exist; ``--missing`` packs by the
+newest recorded seconds where a test has them. Each run is killed at ``--budget-s`` (default
+520): under the device call's 10 minutes with the start.
 The last thing printed is a short table (outcome counts, the record's path).
 """
 
@@ -247,13 +248,14 @@ def main(argv: list[str] | None = None) -> int:
     nodes = gpu_nodes()
     records = load_records(a.records)
     last = latest(records)
-    parts = plan(nodes, last, a.part_s)
+    parts = plan(nodes, {}, a.part_s)  # from the files' defaults only: part N names the same tests after a record lands
     if a.list or a.coverage:
         if a.list:
             for i, p in enumerate(parts, 1):
-                print(f"part {i}: {len(p)} tests, ~{sum(estimate(n, last) for n in p):.0f} s")
+                print(f"part {i}: {len(p)} tests, ~{sum(estimate(n, {}) for n in p):.0f} s "
+                      f"(recorded: ~{sum(estimate(n, last) for n in p):.0f} s)")
                 for n in p:
-                    print(f"   {estimate(n, last):6.0f} s  {n}")
+                    print(f"   {estimate(n, {}):6.0f} s  {n}")
         cov = coverage(nodes, records)
         print(f"\n{len(nodes)} gpu tests in {len(parts)} parts; {len(records)} records; "
               f"{len(nodes) - len(cov['uncovered'])} covered, {len(cov['uncovered'])} not yet, "
