@@ -30,6 +30,12 @@ def pytest_runtest_logreport(report):
         _SKIPS.append((report.nodeid, skips.reason_of(report)))
 
 
+def pytest_collectreport(report):
+    """A whole module skipped while collected (a module-level pytest.importorskip or skip)."""
+    if report.skipped:
+        _SKIPS.append((report.nodeid, skips.reason_of(report)))
+
+
 def _undocumented() -> list[tuple[str, str]]:
     return [(n, r) for n, r in _SKIPS if not skips.allowed(r)]
 

@@ -45,9 +45,22 @@ def _pytest(folder: Path, policy: bool) -> subprocess.CompletedProcess:
                            str(folder)], cwd=folder, env=env, capture_output=True, text=True, timeout=300)
 
 
+MODULE_SKIP = '''
+import pytest
+
+pytest.importorskip("no_such_module_kh", reason="no_such_module_kh is not installed")
+
+
+def test_never_collected():
+    pass
+'''
+
+
 @pytest.mark.parametrize("undocumented", [False, True])
 def test_an_undocumented_skip_fails_the_run_only_under_the_policy(tmp_path, undocumented):
     (tmp_path / "test_x.py").write_text(TESTS + (UNDOCUMENTED if undocumented else ""))
+    if undocumented:  # a whole module skipped while collected counts too
+        (tmp_path / "test_y.py").write_text(MODULE_SKIP)
     with_policy, without = _pytest(tmp_path, True), _pytest(tmp_path, False)
     assert without.returncode == 0, without.stdout
     assert "skip policy" not in without.stdout
@@ -56,6 +69,7 @@ def test_an_undocumented_skip_fails_the_run_only_under_the_policy(tmp_path, undo
         assert with_policy.returncode == 1, with_policy.stdout
         assert "BAD  podman is not installed" in with_policy.stdout
         assert "test_x.py::test_needs_podman: podman is not installed" in with_policy.stdout
+        assert "test_y.py: no_such_module_kh is not installed" in with_policy.stdout
     else:
         assert with_policy.returncode == 0, with_policy.stdout
         assert "every reason documented" in with_policy.stdout and "a known gap" not in with_policy.stdout
