@@ -4,7 +4,12 @@ a repeated measurement, and an offline EvoEngineer run with CUDA candidates.
 
 Run on a machine with a CUDA GPU, from the repository root:
 
-    python3 scripts/gpu_check.py [--steps env,suite,evaluator,redteam,offline,repeat,run,throughput] [--out DIR] [--budget-s 560]
+    python3 scripts/gpu_check.py [--steps env,suite,evaluator,redteam,offline,conformance,repeat,run,throughput] [--out DIR] [--budget-s 560]
+
+The pytest steps (suite, evaluator, redteam, offline, conformance) run the gpu-marked tests of one
+file each through scripts/gpu_tests.py, which records every test's outcome under docs/gpu-runs/.
+To run *every* gpu-marked test in parts that each fit one device call, use that script directly
+(``python3 scripts/gpu_tests.py --list``, then ``--part N`` or ``--missing``).
 
 Each step runs as a subprocess with its own time limit; its full log goes to OUT/<step>.log and
 a JSON summary to OUT/gpu_check.json. The last thing printed is a short table (step, status,
@@ -16,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -24,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
+sys.path.insert(0, str(ROOT / "scripts"))
 
 
 def sh(cmd: list[str] | str, log: Path, timeout: float, env: dict | None = None) -> tuple[int, str, float]:
@@ -55,12 +60,19 @@ def step_env(out: Path, limit: float) -> dict:
 
 
 def _pytest(out: Path, limit: float, name: str, paths: list[str]) -> dict:
-    per_test = os.environ.get("GPU_CHECK_TEST_TIMEOUT", "150")
-    rc, txt, dt = sh([PY, "-m", "pytest", "-m", "gpu", "-v", "-rA", "-p", "no:cacheprovider", "--durations=15",
-                      "--timeout", per_test, *paths], out / f"{name}.log", limit)
-    tail = [ln for ln in txt.splitlines() if re.search(r"(passed|failed|error|skipped)", ln)][-1:] or ["no summary"]
-    fails = [ln for ln in txt.splitlines() if ln.startswith(("FAILED", "ERROR"))]
-    return {"rc": rc, "seconds": dt, "summary": tail + fails[:30]}
+    """The gpu-marked tests of ``paths``, through scripts/gpu_tests.py: recorded with node ids and
+    outcomes in docs/gpu-runs/ (and $OUT), so that the CI coverage check sees what ran."""
+    import gpu_tests
+
+    nodes = gpu_tests.gpu_nodes(paths)
+    tests, rc, dt = gpu_tests.run_nodes(nodes, limit, out / f"{name}.log")
+    record = gpu_tests.write_record(f"check-{name}", tests, rc, dt, gpu_tests.machine())[0]
+    counts: dict[str, int] = {}
+    for t in tests.values():
+        counts[t["outcome"]] = counts.get(t["outcome"], 0) + 1
+    fails = [f"{t['outcome'].upper()} {n}" for n, t in tests.items() if t["outcome"] in ("failed", "error", "not_run")]
+    head = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + f" (record {record.name})"
+    return {"rc": rc, "seconds": dt, "summary": [head] + fails[:30]}
 
 
 def step_suite(out: Path, limit: float) -> dict:
@@ -77,6 +89,10 @@ def step_redteam(out: Path, limit: float) -> dict:
 
 def step_offline(out: Path, limit: float) -> dict:
     return _pytest(out, limit, "offline", ["tests/llm/test_llm_offline_cuda.py"])
+
+
+def step_conformance(out: Path, limit: float) -> dict:
+    return _pytest(out, limit, "conformance", ["tests/conformance/test_conformance_gpu.py"])
 
 
 def step_throughput(out: Path, limit: float) -> dict:
@@ -115,10 +131,10 @@ def step_run(out: Path, limit: float) -> dict:
     return {"rc": rc, "seconds": dt, "summary": txt.strip().splitlines()[-15:]}
 
 
-WEIGHTS = {"env": 60, "suite": 90, "evaluator": 150, "redteam": 420, "offline": 240,
+WEIGHTS = {"env": 60, "suite": 240, "evaluator": 240, "redteam": 520, "offline": 360, "conformance": 520,
            "repeat": 150, "run": 360, "throughput": 560}
 STEPS = {"env": step_env, "suite": step_suite, "evaluator": step_evaluator, "redteam": step_redteam,
-         "offline": step_offline, "repeat": step_repeat, "run": step_run, "throughput": step_throughput}
+         "offline": step_offline, "conformance": step_conformance, "repeat": step_repeat, "run": step_run, "throughput": step_throughput}
 
 
 def main() -> int:

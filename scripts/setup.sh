@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the harness needs into ./.venv, from nothing.
 #   bash scripts/setup.sh            Python side: venv, torch (CPU build unless a GPU is present), the package
-#   bash scripts/setup.sh --system   also the system tools the tests use: bubblewrap, podman, chromium
+#   bash scripts/setup.sh --system   also the system tools the tests use: bubblewrap, podman, chromium,
+#                                    binutils (c++filt), the kernel's syscall headers
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -12,6 +13,8 @@ if [[ "${1:-}" == "--system" ]] && command -v apt-get >/dev/null; then
   command -v bwrap >/dev/null || need+=(bubblewrap)
   command -v podman >/dev/null || need+=(podman runc)
   command -v chromium >/dev/null || need+=(chromium)
+  command -v c++filt >/dev/null || need+=(binutils)  # tests/evaluator/test_kernelnames.py
+  [[ -e /usr/include/asm-generic/unistd.h ]] || need+=(linux-libc-dev)  # seccomp's syscall table test
   if ((${#need[@]})); then
     echo "setup: installing system packages: ${need[*]}"
     $SUDO apt-get update -qq

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from sandbox.evaluate import EvalConfig, evaluate
 from sandbox.task import load_task
-from sandbox.verdict import Mode, Status
+from sandbox.verdict import Status
+from tests.support.caches import fresh_build_cache
+from tests.support.evalconfig import fast_config
 
 REPO = Path(__file__).resolve().parents[2]
 RELU = load_task(REPO / "tests" / "adversarial" / "tasks" / "relu.py")
@@ -20,8 +22,8 @@ MARKED = HONEST + "\n# compiled like a numba kernel would be: the warm-apart ord
 
 
 def _cfg(cache: Path, name: str) -> EvalConfig:
-    return EvalConfig(mode=Mode.FEEDBACK, device="cpu", profile="small", seed=0, baselines=("eager",),
-                      feedback_timing_s=0.3, timeout_s=900.0, build_dir=str(cache), candidate_name=name)
+    return fast_config(seed=0, target_ci=0.01, timeout_s=900.0, build_dir=str(fresh_build_cache(cache)),
+                       candidate_name=name)
 
 
 def _bench(benchmark, tmp_path_factory, source: str, order: str) -> None:

@@ -11,7 +11,9 @@ import pytest
 
 from sandbox.evaluate import EvalConfig, evaluate
 from sandbox.task import load_task
-from sandbox.verdict import Mode, Status
+from sandbox.verdict import Status
+from tests.support.caches import fresh_build_cache
+from tests.support.evalconfig import fast_config
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -22,8 +24,7 @@ SOURCE = gpu_throughput.make_candidates("cpp", 1, offset=800)[0]
 
 
 def config(build_dir: Path) -> EvalConfig:
-    return EvalConfig(mode=Mode.FEEDBACK, device="cpu", profile="small", seed=0, baselines=("eager",),
-                      feedback_timing_s=0.3, timeout_s=900.0, build_dir=str(build_dir))
+    return fast_config(seed=0, target_ci=0.01, timeout_s=900.0, build_dir=str(fresh_build_cache(build_dir)))
 
 
 def _per_min(benchmark) -> None:

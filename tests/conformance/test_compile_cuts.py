@@ -26,6 +26,7 @@ from sandbox.evaluate import evaluate
 from sandbox.prebuild import prebuild
 from sandbox.task import load_task
 from tests.adversarial.redteam import Case, config
+from tests.support.caches import fresh_build_cache
 
 from .manifest import ROWS
 
@@ -48,7 +49,7 @@ def _build_and_judge(tmp_path, monkeypatch, cuts: bool) -> dict[str, tuple]:
             monkeypatch.setenv(k, "1")
         else:
             monkeypatch.delenv(k, raising=False)
-    cache = tmp_path / ("cuts" if cuts else "stock")
+    cache = fresh_build_cache(tmp_path / ("cuts" if cuts else "stock"))  # empty but for the op counter
     rows = [BY_NAME[k] for k in STYLES]
     with ThreadPoolExecutor(max_workers=len(rows)) as pool:  # every flag style at once
         built = list(pool.map(lambda r: prebuild(load_task(r.task_path()), r.path().read_text(), _cfg(r, cache)), rows))

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.evaluate import EvalConfig, evaluate
-from sandbox.task import load_task
 from sandbox.verdict import Status
+from tests.support.judging import judge
 
 pytestmark = pytest.mark.podman
 
@@ -35,9 +34,7 @@ def docker_sandbox(docker_client, monkeypatch):
 
 
 def _judge(source: str, sandbox: str):
-    cfg = EvalConfig(device="cpu", profile="small", seed=7, baselines=("eager",), max_timing_s=1.0,
-                     sandbox=sandbox, timeout_s=300)
-    return evaluate(load_task(TASK), source, cfg)
+    return judge(TASK, source, seed=7, max_timing_s=1.0, feedback_timing_s=1.0, sandbox=sandbox)
 
 
 # A torch-computing candidate (custom_code.torch_compute) matched too when checked by hand; one

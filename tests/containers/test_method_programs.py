@@ -18,6 +18,7 @@ import pytest
 from harness.endpoints.launcher import IsolatedMethod, ProgramSettings
 from harness.methods.base import Budget
 from harness.runner import orchestrate
+from tests.support.evalconfig import FAST_OVERRIDES
 
 REPO = Path(__file__).resolve().parents[2]
 UPSTREAM_KEY = "sk-upstream-must-never-reach-a-method-0123456789"
@@ -49,7 +50,7 @@ def _run_isolated(tmp_path, monkeypatch, method: str, settings: ProgramSettings)
     monkeypatch.setattr(orchestrate, "get_method", isolated)
     cfg = orchestrate.RunConfig(method=method, ops=["relu"], llm="offline", budget=Budget(evaluations=1),
                                 device="cpu", results=tmp_path / "results", progress=False,
-                                eval_overrides={"max_timing_s": 0.3, "correctness_trials": 3})
+                                eval_overrides=dict(FAST_OVERRIDES))
     report = orchestrate.run(cfg)
     return report, made[0]
 

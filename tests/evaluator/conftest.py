@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.evaluate import EvalConfig, evaluate
+from sandbox.evaluate import evaluate
 from sandbox.task import load_task
-from sandbox.verdict import Mode
+from tests.support.evalconfig import fast_config as _fast_config
 
 HERE = Path(__file__).resolve().parent
 ADD_TASK = HERE / "tasks" / "add.py"
@@ -27,11 +27,8 @@ class ModelNew(nn.Module):
 '''
 
 
-def fast_config(**kw) -> EvalConfig:
-    base = dict(device="cpu", mode=Mode.FEEDBACK, profile="small", timeout_s=300.0, max_timing_s=0.3,
-                feedback_timing_s=0.3, target_ci=0.05, baselines=("eager",), seed=1234)
-    base.update(kw)
-    return EvalConfig(**base)
+# the suite's one fast config (tests/support/evalconfig.py), imported from here by the evaluator tests
+fast_config = _fast_config
 
 
 def run(source: str, task: Path = ADD_TASK, **kw):

@@ -31,8 +31,12 @@ def test_a_housekeeping_thread_that_wakes_inside_some_windows_is_not_a_rewrite()
 
 
 def test_an_output_rewritten_after_every_call_is_over_in_every_window():
+    """The rewriter thread spins on the output region, so the window of every checked output is
+    over, whichever check ends the judgement: the check window itself (rejected timing.threads,
+    once CHECK_BG_MIN_OVER windows are over) or, when a fetch beat the rewrite, the comparison
+    (incorrect; the window of that check was over all the same)."""
     v = _judge("cheat_36_out_rewrite")
     ev = v.evidence.get("check_bg_us", {})
-    assert v.status in (Status.REJECTED, Status.INCORRECT), describe(v)
-    if v.status is Status.REJECTED:
-        assert v.rule == rules.THREADS and ev["over"] == ev["windows"] >= 3, (describe(v), ev)
+    assert ev.get("enforced") and ev["windows"] >= 1 and ev["over"] == ev["windows"], (describe(v), ev)
+    assert (v.status, v.rule) in {(Status.REJECTED, rules.THREADS), (Status.INCORRECT, rules.TOLERANCE),
+                                  (Status.INCORRECT, rules.NONFINITE)}, describe(v)

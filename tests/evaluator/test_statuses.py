@@ -39,6 +39,8 @@ def test_verdict_json_round_trip(first_cpp):
 
 
 def test_build_cache_second_evaluation_does_not_recompile(first_cpp, cache_dir):
+    """The property, not a duration: the second judgement's workers built nothing and loaded the
+    first one's build from the cache."""
     b = first_cpp.evidence["build"]
     assert b["builds"] + b["cache_hits"] == 1  # built once, or found built
     assert b["lite"] == 0 and b["lite_fallbacks"] == 0  # the CUDA header cut leaves C++ sources alone
@@ -46,8 +48,6 @@ def test_build_cache_second_evaluation_does_not_recompile(first_cpp, cache_dir):
     assert second.status is Status.VALID, second.message
     assert second.evidence["build"] == {"builds": 0, "cache_hits": 1, "lite": 0, "lite_fallbacks": 0}
     assert second.durations_s["compile"] == 0.0
-    if first_cpp.evidence["build"]["builds"] == 1:  # the build worker compiled (sandbox/buildphase.py)
-        assert first_cpp.durations_s["compile"] > 0
 
 
 COMPILE_ERROR_SRC = """

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from click.testing import CliRunner
-
-from harness.cli import main
+from tests.support.cli import invoke
 
 
 class Captured(Exception):
@@ -21,8 +19,8 @@ def test_run_passes_executor_options_to_the_runner(monkeypatch):
         raise Captured
 
     monkeypatch.setattr(runner, "run", fake_run)
-    res = CliRunner().invoke(main, ["run", "--method", "one-shot", "--ops", "relu", "--device", "cpu",
-                                    "--executor", "ray", "--ray-address", "auto", "--compile-workers", "3"])
+    res = invoke("run", "--method", "one-shot", "--ops", "relu", "--device", "cpu",
+                 "--executor", "ray", "--ray-address", "auto", "--compile-workers", "3")
     assert isinstance(res.exception, Captured), res.output
     cfg = seen["cfg"]
     assert (cfg.executor, cfg.ray_address, cfg.compile_workers) == ("ray", "auto", 3)
@@ -33,11 +31,11 @@ def test_serial_is_the_default_executor(monkeypatch):
 
     seen = {}
     monkeypatch.setattr(runner, "run", lambda cfg, **kw: seen.setdefault("cfg", cfg) and (_ for _ in ()).throw(Captured))
-    res = CliRunner().invoke(main, ["run", "--method", "one-shot", "--ops", "relu", "--device", "cpu"])
+    res = invoke("run", "--method", "one-shot", "--ops", "relu", "--device", "cpu")
     assert isinstance(res.exception, Captured), res.output
     assert seen["cfg"].executor == "serial"
 
 
 def test_unknown_executor_is_a_usage_error():
-    res = CliRunner().invoke(main, ["run", "--method", "one-shot", "--ops", "relu", "--executor", "threads"])
+    res = invoke("run", "--method", "one-shot", "--ops", "relu", "--executor", "threads")
     assert res.exit_code == 2 and "threads" in res.output

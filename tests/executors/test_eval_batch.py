@@ -11,7 +11,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from harness.cli.evalopts import eval_config
 from harness.suite import load_task
 from sandbox.evaluate import CandidateError, evaluate
 from sandbox.verdict import Verdict
+from tests.support import cli
 
 REPO = Path(__file__).resolve().parents[2]
 KB_FIXTURES = REPO / "tests" / "fixtures" / "kernelbench" / "level1"
@@ -36,8 +36,7 @@ FAST = (*CPU, "--mode", "feedback")
 
 
 def harness(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", "eval-batch", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return cli.harness("eval-batch", *args, timeout=timeout)
 
 
 def rows_of(out: Path) -> tuple[dict[str, dict], dict[str, dict]]:
@@ -59,12 +58,6 @@ def direct(reference: Path, candidate: Path, **kw) -> tuple[str, str | None]:
     except CandidateError:
         return "input_error", None
     return v.status.value, v.rule
-
-
-def same_judgement(a: tuple[str, str | None], b: tuple[str, str | None]) -> bool:
-    """Equal, or differing only by a host-timer timing rule (a loaded 2-core CPU can trip the
-    evaluator's timing checks on either run; see tests/executors/test_real_builds.py)."""
-    return a == b or {str(a[1]), str(b[1])} - {"None"} <= {"timing.wall_clock", "timing.threads"}
 
 
 def make_tree(root: Path) -> tuple[Path, Path]:
@@ -171,7 +164,7 @@ def test_manifest_rows_match_evaluate_and_store_holds_the_batch(tmp_path):
     assert jl["nomodel"]["status"] == "input_error" and "no class ModelNew" in jl["nomodel"]["message"]
     assert (jl["torch"]["mode"], jl["nomodel"]["mode"]) == ("feedback", "final")  # per-row mode
     for rid, cand in (("torch", tmp_path / "torch_relu.py"), ("nomodel", tmp_path / "no_model.py")):
-        assert same_judgement((jl[rid]["status"], jl[rid]["rule"]), direct(relu, cand)), rid
+        assert (jl[rid]["status"], jl[rid]["rule"]) == direct(relu, cand), rid
         assert cs[rid]["status"] == jl[rid]["status"] and cs[rid]["key"] == jl[rid]["key"]
     repo = Results.open(store)
     (run,) = repo.list_runs()
@@ -212,8 +205,8 @@ def test_tree_rows_match_direct_evaluate(kb_batch):
         ref_path, cand_path = Path(row["reference"]), Path(row["candidate"])
         assert ref_path.stem == ref and cand_path.as_posix().endswith(cand)
         got = (row["status"], row["rule"])
-        assert same_judgement(got, direct(ref_path, cand_path)), (rid, got)
-        assert got[0] == status or (status == "valid" and str(got[1]).startswith("timing.")), (rid, got)
+        assert got[0] == status, (rid, got, row["message"])  # the honest relu: valid, nothing else
+        assert got == direct(ref_path, cand_path), (rid, got)
         assert {k: str(v if v is not None else "") for k, v in row.items()} == cs[rid]
         if row["status"] == "input_error":
             assert row["verdict_file"] is None and row["message"]
@@ -223,10 +216,9 @@ def test_tree_rows_match_direct_evaluate(kb_batch):
         v = Verdict.from_json(data.decode())
         assert (v.status.value, v.rule) == got and v.evidence["executor"]["name"] == "local"
     honest = jl["level_1/2_ReLU_activation/honest"]
-    if honest["status"] == "valid":
-        assert honest["speedup_eager"] > 0 and honest["candidate_median_us"] > 0
-        assert honest["speedup_eager_ci_low"] <= honest["speedup_eager"] <= honest["speedup_eager_ci_high"]
-        assert honest["speedup_eager_significant"] in (True, False) and honest["speedup_compile"] is None
+    assert honest["speedup_eager"] > 0 and honest["candidate_median_us"] > 0
+    assert honest["speedup_eager_ci_low"] <= honest["speedup_eager"] <= honest["speedup_eager_ci_high"]
+    assert honest["speedup_eager_significant"] in (True, False) and honest["speedup_compile"] is None
     assert jl["level_1/problem_1_sample_0"]["rule"] == "custom_code.torch_compute"
 
 

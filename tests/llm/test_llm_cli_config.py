@@ -6,11 +6,10 @@ import json
 
 import click
 import pytest
-from click.testing import CliRunner
 
-from harness.cli import main
 from harness.llm.cli_options import llm_options
 from harness.llm.config import ConfigError, LLMConfig, load_config
+from tests.support.cli import invoke
 
 TOML = """
 [llm]
@@ -65,8 +64,8 @@ def test_flags_override_the_toml_file(tmp_path):
     def cmd(llm_spec: str, llm_config: LLMConfig) -> None:
         seen.update(spec=llm_spec, config=llm_config)
 
-    r = CliRunner().invoke(cmd, ["--llm-config", str(p), "--llm", "openai:other", "--temperature", "0.9",
-                                 "--llm-api-key-env", "MY_KEY"])
+    r = invoke("--llm-config", str(p), "--llm", "openai:other", "--temperature", "0.9",
+               "--llm-api-key-env", "MY_KEY", command=cmd)
     assert r.exit_code == 0, r.output
     assert seen["spec"] == "openai:other" and seen["config"].temperature == 0.9
     assert seen["config"].api_key_env == "MY_KEY" and seen["config"].max_tokens == 32
@@ -75,7 +74,7 @@ def test_flags_override_the_toml_file(tmp_path):
 def test_llm_check_reports_model_latency_and_tokens(fake_server, upstream_key, tmp_path):
     p = tmp_path / "llm.toml"
     p.write_text(TOML.format(url=fake_server.url))
-    r = CliRunner().invoke(main, ["llm", "check", "--llm-config", str(p), "--json"])
+    r = invoke("llm", "check", "--llm-config", str(p), "--json")
     assert r.exit_code == 0, r.output
     info = json.loads(r.output)
     assert info["model"] == "fake-model" and info["offline"] is False and info["latency_s"] > 0
@@ -83,7 +82,7 @@ def test_llm_check_reports_model_latency_and_tokens(fake_server, upstream_key, t
 
 
 def test_llm_check_offline_says_it_is_not_an_llm():
-    r = CliRunner().invoke(main, ["llm", "check", "--llm", "offline"])
+    r = invoke("llm", "check", "--llm", "offline")
     assert r.exit_code == 0 and "offline: not an LLM" in r.output and "(estimates)" in r.output
 
 
@@ -91,5 +90,5 @@ def test_llm_check_with_a_bad_key_fails_with_the_fix(fake_server, tmp_path, monk
     monkeypatch.setenv("HARNESS_TEST_UPSTREAM_KEY", "sk-wrong")
     p = tmp_path / "llm.toml"
     p.write_text(TOML.format(url=fake_server.url))
-    r = CliRunner().invoke(main, ["llm", "check", "--llm-config", str(p)])
+    r = invoke("llm", "check", "--llm-config", str(p))
     assert r.exit_code != 0 and "401" in r.output and "--llm-api-key-env" in r.output

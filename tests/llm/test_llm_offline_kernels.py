@@ -4,7 +4,6 @@ shared through the evaluator's build cache; the broken one stops at a missing he
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import pytest
@@ -14,17 +13,15 @@ from harness.llm.offline import OfflineModel
 from harness.llm.offline.analyze import analyze
 from harness.llm.offline.render import Variant, render
 from harness.methods.reply import parse_reply
-from sandbox import rules
-from sandbox.evaluate import EvalConfig, evaluate
-from sandbox.verdict import Mode, Status
+from sandbox.verdict import Status
+from tests.support.judging import assert_valid, describe, judge
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2] / "reference_ops"
 SMOKE = {"relu": "activation/relu", "softmax": "softmax/softmax", "sum_dim": "reduction/sum_dim",
          "matmul_square": "matmul/matmul_square", "layer_norm": "normalization/layer_norm"}
-FAST = EvalConfig(mode=Mode.FEEDBACK, device="cpu", profile="small", max_timing_s=0.5, target_ci=0.5,
-                  timeout_s=900)
+FAST = dict(max_timing_s=0.5, target_ci=0.5, timeout_s=900)  # on top of tests/support/evalconfig.py's
 
 
 def _task(op: str) -> Path:
@@ -36,24 +33,18 @@ def test_offline_cpu_kernel_for_smoke_op_is_valid(op):
     model = OfflineModel(seed=0, device="cpu", broken_rate=0.0)
     reply = model.chat([{"role": "user", "content": f"```python\n{_task(op).read_text()}```"}],
                        context=CallContext(op=op, trial=0))
-    verdict = evaluate(_task(op), parse_reply(reply.text).code, FAST)
-    if verdict.rule == rules.WALL_CLOCK:
-        # Host-timer noise on a loaded 2-core machine trips the parent's wall-clock cross-check
-        # after correctness has passed; that says nothing about the kernel. Correctness must hold.
-        assert verdict.trials and all(t.passed for t in verdict.trials), verdict.message
-        warnings.warn(f"{op}: valid results but rejected by {verdict.rule} (loaded machine?): {verdict.message}",
-                      stacklevel=1)
-        return
-    assert verdict.status is Status.VALID, (verdict.status, verdict.rule, verdict.message, verdict.logs[-2000:])
+    # any verdict but valid fails: the CPU parent-clock check allows 5 ms over eager's overhead
+    # (sandbox/timing.py GAP_FLOOR_CPU_US), which host-timer noise does not reach
+    assert_valid(judge(_task(op), parse_reply(reply.text).code, **FAST))
 
 
 def test_offline_wrong_result_variant_is_judged_incorrect():
     code = render(analyze(_task("sum_dim").read_text()), Variant("cpp", 4, fault="wrong_result"))
-    verdict = evaluate(_task("sum_dim"), code, FAST)
-    assert verdict.status is Status.INCORRECT, (verdict.status, verdict.message)
+    verdict = judge(_task("sum_dim"), code, **FAST)
+    assert verdict.status is Status.INCORRECT, describe(verdict)
 
 
 def test_offline_compile_error_variant_is_judged_a_compile_error():
     code = render(analyze(_task("relu").read_text()), Variant("cpp", 256, 2, fault="compile_error"))
-    verdict = evaluate(_task("relu"), code, FAST)
-    assert verdict.status is Status.COMPILE_ERROR, (verdict.status, verdict.message)
+    verdict = judge(_task("relu"), code, **FAST)
+    assert verdict.status is Status.COMPILE_ERROR, describe(verdict)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
 
 from harness.llm.base import CallContext, LLMError
 from harness.llm.factory import make_model
-from harness.llm.recording import canonical_request, request_sha256
 from harness.llm.replay import ReplayError
 
 SYS = {"role": "system", "content": "you write kernels"}
@@ -32,8 +32,11 @@ def test_every_call_is_recorded_with_its_context_and_call_id(fake_server, llm_co
     assert row["response_text"] == "echo: first" and row["error"] is None and row["latency_s"] > 0
     req = json.loads(row["request_json"])
     assert req["context"]["purpose"] == "init" and req["temperature"] == 0.5 and req["max_tokens"] == 64
-    want = canonical_request([SYS, {"role": "user", "content": "first"}], 0.5, 64, None)
-    assert row["request_sha256"] == request_sha256(want)
+    # by hand: the request's identity is the sha256 of exactly what the method asked for, as compact sorted JSON
+    want = {"messages": [SYS, {"role": "user", "content": "first"}], "temperature": 0.5, "max_tokens": 64,
+            "model": None}
+    blob = json.dumps(want, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert row["request_sha256"] == hashlib.sha256(blob.encode()).hexdigest()
     assert upstream_key not in row["request_json"] and upstream_key not in (row["response_json"] or "")
 
 

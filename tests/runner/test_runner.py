@@ -9,7 +9,6 @@ import json
 import threading
 
 import pytest
-from click.testing import CliRunner
 
 from harness.methods import registry
 from harness.methods.base import Budget, Proposal
@@ -17,6 +16,7 @@ from harness.runner import RunConfig, run
 from harness.store import Results
 from sandbox.evaluate import CandidateError
 from sandbox.verdict import Measurement, Speedup, Status, Verdict
+from tests.support.cli import invoke
 
 
 class Judge:
@@ -170,26 +170,20 @@ def test_ops_run_in_parallel_with_jobs(tmp_path):
 
 
 def test_cli_unknown_method_says_did_you_mean(tmp_path):
-    from harness.cli import main
-
-    out = CliRunner().invoke(main, ["run", "--method", "evoenginer", "--ops", "relu", "--device", "cpu",
-                                    "--results", str(tmp_path)])
+    out = invoke("run", "--method", "evoenginer", "--ops", "relu", "--device", "cpu",
+                 "--results", str(tmp_path))
     assert out.exit_code == 2 and "Did you mean 'evoengineer'" in out.output
 
 
 def test_cli_refuses_suite_and_ops_together(tmp_path):
-    from harness.cli import main
-
-    out = CliRunner().invoke(main, ["run", "--method", "one-shot", "--suite", "smoke", "--ops", "relu",
-                                    "--device", "cpu", "--results", str(tmp_path)])
+    out = invoke("run", "--method", "one-shot", "--suite", "smoke", "--ops", "relu",
+                 "--device", "cpu", "--results", str(tmp_path))
     assert out.exit_code == 2 and "either --suite or --ops" in out.output
 
 
 def test_cli_rejects_unknown_eval_option(tmp_path):
-    from harness.cli import main
-
-    out = CliRunner().invoke(main, ["run", "--method", "one-shot", "--ops", "relu", "--device", "cpu",
-                                    "--eval-option", "speed=fast", "--results", str(tmp_path)])
+    out = invoke("run", "--method", "one-shot", "--ops", "relu", "--device", "cpu",
+                 "--eval-option", "speed=fast", "--results", str(tmp_path))
     assert out.exit_code == 2 and "unknown evaluator setting" in out.output
     assert json.dumps  # keep the import used
 

@@ -7,10 +7,9 @@ import io
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from harness.cli import main
 from tests.store.fill_store import OPS, fill
+from tests.support.cli import invoke
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +20,7 @@ def results(tmp_path_factory):
 
 
 def run(*args):
-    res = CliRunner().invoke(main, ["runs", *map(str, args)])
+    res = invoke("runs", *args)
     return res
 
 

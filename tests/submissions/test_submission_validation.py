@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from harness.cli.submit import cli as submit_cli
 from harness.methods.base import Budget
 from harness.submissions import SubmissionError, load_submission_method, validate_submission
 from harness.submissions.scaffold import scaffold
 from tests.methods.f2_scripted import FakeEvaluate, ScriptedLLM, kernel, task_context
+from tests.support.cli import invoke
 
 REPO = Path(__file__).resolve().parents[2]
 MODELNEW = "import torch\nclass ModelNew(torch.nn.Module):\n    # RUNTIME=5.0\n    pass\n"
@@ -132,7 +132,7 @@ def test_method_entry_and_kernel_problems_name_the_problem(tmp_path, method_tabl
 
 def test_cli_validate_prints_every_problem_with_its_fix_and_exits_1(tmp_path):
     folder = write(tmp_path / "sub", '[submission]\nname = "sub"\n[method]\nkernels = "kernels"\n')
-    res = CliRunner().invoke(submit_cli, ["validate", str(folder)])
+    res = invoke("validate", str(folder), command=submit_cli)
     assert res.exit_code == 1
     for field in ("submission.authors", "submission.description", "method.kernels", "llm", "budget"):
         assert f"- {field}:" in res.output
@@ -153,9 +153,9 @@ def test_cli_new_then_validate_through_the_real_command(tmp_path):
     held = subprocess.run([*env_cmd, "validate", str(tmp_path / "placeholder-idea")], capture_output=True,
                           text=True, cwd=REPO, timeout=120)
     assert held.returncode == 1 and "submission.description" in held.stderr and "placeholder" in held.stderr
-    again = CliRunner().invoke(submit_cli, ["new", "fresh-idea", "--dir", str(tmp_path)])
+    again = invoke("new", "fresh-idea", "--dir", str(tmp_path), command=submit_cli)
     assert again.exit_code != 0 and "already exists" in again.output
-    bad = CliRunner().invoke(submit_cli, ["new", "Bad_Name", "--dir", str(tmp_path)])
+    bad = invoke("new", "Bad_Name", "--dir", str(tmp_path), command=submit_cli)
     assert bad.exit_code != 0 and "lowercase" in bad.output
 
 
@@ -245,7 +245,7 @@ def test_cli_validate_json_lists_problems(tmp_path):
     import json
 
     folder = write(tmp_path / "sub", '[submission]\nname = "sub"\n')
-    res = CliRunner().invoke(submit_cli, ["validate", "--json", str(folder)])
+    res = invoke("validate", "--json", str(folder), command=submit_cli)
     data = json.loads(res.output)
     assert res.exit_code == 1 and data["ok"] is False
     assert {"field", "message", "fix"} <= set(data["problems"][0])

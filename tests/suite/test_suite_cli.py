@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from harness.cli import main
+from tests.support.capabilities import needs_isolation
+from tests.support.cli import invoke
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kernelbench"
 FIELDS = {
@@ -30,8 +29,7 @@ FIELDS = {
 
 
 def _run(*args):
-    r = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return r
+    return invoke(*args, catch_exceptions=False)
 
 
 def test_suite_list_json_has_at_least_91_ops_with_full_metadata():
@@ -85,7 +83,7 @@ def test_suite_show_gives_shapes_per_profile_and_source():
 
 
 def test_suite_show_unknown_op_exits_2_with_suggestion():
-    r = CliRunner().invoke(main, ["suite", "show", "layer_nrom"])
+    r = invoke("suite", "show", "layer_nrom")
     assert r.exit_code == 2
     assert "did you mean 'layer_norm'" in r.output
 
@@ -105,16 +103,23 @@ def test_doctor_json_reports_probes_and_conclusions():
     assert d["python"] and d["torch"] == torch.__version__
     names = {t["name"] for t in d["tools"]}
     assert {"nvcc", "triton", "isolation", "container engine"} <= names
-    if any(t["name"] == "isolation" and t["ok"] for t in d["tools"]):  # every layer gets a row
-        assert {"isolation: user namespace", "isolation: PID namespace", "isolation: seccomp",
-                "isolation: landlock", "isolation: read-only tree"} <= names
     c = d["conclusions"]
     assert {"can judge CUDA candidates", "process isolation", "docker sandbox"} <= set(c)
-    if not torch.cuda.is_available():
-        assert c["can judge CUDA candidates"].startswith("no (no GPU")
+    # both ways: "no (no GPU...)" exactly where torch sees no CUDA device
+    assert c["can judge CUDA candidates"].startswith("no (no GPU") is (not torch.cuda.is_available()), c
     assert c["process isolation"].split()[0] in {"jail", "jail-setuid", "none:"}
     table = _run("doctor")
     assert table.exit_code == 0 and "can judge CUDA candidates:" in table.output
+
+
+@needs_isolation
+def test_doctor_gives_every_isolation_layer_a_row_where_the_jail_works():
+    d = json.loads(_run("doctor", "--json").output)
+    tools = {t["name"]: t for t in d["tools"]}
+    assert tools["isolation"]["ok"], tools["isolation"]
+    assert {"isolation: user namespace", "isolation: PID namespace", "isolation: seccomp",
+            "isolation: landlock", "isolation: read-only tree"} <= set(tools)
+    assert d["conclusions"]["process isolation"].split()[0] in {"jail", "jail-setuid"}
 
 
 def test_fingerprint_names_the_environment():
