@@ -40,9 +40,10 @@ def open_page(browser, url):
     return page, problems
 
 
-def check_all_pages(browser, site: Path) -> int:
-    """Every page loads from file:// without console errors; every link resolves to a file."""
-    pages = sorted(site.rglob("*.html"))
+def check_all_pages(browser, site: Path, pages: list[Path] | None = None) -> int:
+    """Every page (or those given) loads from file:// without console errors; every link
+    resolves to a file."""
+    pages = pages or sorted(site.rglob("*.html"))
     for f in pages:
         page, problems = open_page(browser, f.as_uri())
         assert page.title(), f

@@ -209,6 +209,19 @@ def test_each_op_row_links_kernel_verdicts_environment_and_one_command(lb, site)
     assert [v["speedups"]["eager"]["value"] for v in verdicts] == [2.0, 2.2, 2.1]
     assert json.loads((d / "environment.json").read_text())["gpu"] == "NVIDIA H100 80GB HBM3"
     assert f"harness leaderboard verify --leaderboard leaderboard.json --entry {e.entry_id} --op relu" in page
+    # every link of every page resolves to a file (row files included)
+    from urllib.parse import urlparse
+
+    from tests.site.test_site_build import links
+
+    n = 0
+    for html in site.rglob("*.html"):
+        for ref in links(html):
+            if not ref.startswith("data:"):
+                target = html.parent / urlparse(ref).path if urlparse(ref).path else html
+                assert target.resolve().is_file(), f"{html.relative_to(site)} -> {ref}"
+                n += "/rows/" in str(target.resolve())
+    assert n >= 3 * sum(1 for e2 in lb.entries for o in e2.ops if o.best) * 2  # method and op pages
 
 
 def test_every_table_on_the_overview_states_its_op_set_suite_version_device_and_rules(lb, site):
@@ -227,9 +240,13 @@ def test_every_table_on_the_overview_states_its_op_set_suite_version_device_and_
 @needs_chromium[0]
 @needs_chromium[1]
 def test_the_site_reads_right_in_chromium(browser, lb, site):
-    """Every page loads from file:// without console errors and every link (the row files
-    included) resolves; the tables, labels and words are what a reader sees."""
-    assert check_all_pages(browser, site) == 2 + 2 + len(lb.entries) + len(lb.ops)
+    """The overview, pairwise, ops pages, two entries' pages and an op page load from file://
+    without console errors and every link on them (the row files included) resolves; the
+    tables, labels and words are what a reader sees."""
+    slow = by_run(lb, "slow-cpu")
+    pages = [site / "index.html", site / "pairwise.html", site / "ops.html", site / "ops" / "relu.html",
+             site / "methods" / f"{slow.entry_id}.html", site / "methods" / f"{by_run(lb, 'port8001').entry_id}.html"]
+    assert check_all_pages(browser, site, pages) == 6
     page, problems = open_page(browser, (site / "index.html").as_uri())
     text = page.inner_text("main")
     for e in (by_run(lb, f"port{p}") for p in (8001, 8002, 8003)):
@@ -237,7 +254,6 @@ def test_the_site_reads_right_in_chromium(browser, lb, site):
     assert text.count("Ranking, strict rules") == 4 and "not ranked: 2 of 5 ops finished" in text
     ranked = page.eval_on_selector_all("table.ranking", "ts => ts.map(t => t.tBodies[0].rows.length)")
     assert sorted(ranked) == [1, 1, 2, 6]
-    slow = by_run(lb, "slow-cpu")
     page.goto((site / "methods" / f"{slow.entry_id}.html").as_uri())
     cell = page.inner_text("#per-op tbody tr td:nth-child(3)")
     assert "slower than eager" in cell and "0.13x" in cell

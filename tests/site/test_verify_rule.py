@@ -126,19 +126,20 @@ def _harness(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_verify_with_the_real_evaluator_exits_1_on_a_tampered_store(tmp_path, monkeypatch):
-    """End to end on the CPU: a store holding the offline model's relu kernel, its final judged in
-    2 sessions at 20x (tampered numbers: the kernel is slower than eager on this CPU); `harness
-    leaderboard verify` re-judges it with the real evaluator, twice: it does not hold, exit 1."""
+    """End to end on the CPU: a store holding the offline model's relu kernel, its final recorded
+    at 20x (tampered: the kernel is slower than eager on a CPU); `harness leaderboard verify`
+    re-judges it with the real evaluator: it does not hold, exit 1. (One session, to keep CI
+    cheap: the sessions' path is checked above with a stand-in and by scripts/gpu_verify.sh.)"""
     monkeypatch.undo()  # the real CUDA check (the run is on the CPU anyway)
     repo = Results.open(tmp_path)
     add_run(repo, "t", device="cpu", llm="offline", trials=1, sources={"relu": RELU_CPU.read_text()},
             config={"eval_overrides": {"max_timing_s": 0.5, "correctness_trials": 2}},
-            ops={"relu": [(20.0, 19.0, 21.0), (21.0, 20.0, 22.0)]})  # fmt: skip
+            ops={"relu": [(20.0, 19.0, 21.0)]})  # fmt: skip
     repo.close()
     res = _harness("leaderboard", "verify", "--results", str(tmp_path), "--json")
     assert res.returncode == 1, res.stdout[-2000:] + res.stderr[-2000:]
     report = json.loads(res.stdout)
     (row,) = report["rows"]
-    assert row["sessions"] == 2 and row["new_status"] == "valid" and row["holds"] is False
+    assert row["sessions"] == 1 and row["new_status"] == "valid" and row["holds"] is False
     assert row["new"] < row["recorded_ci"][0] and report["passes"] is False
-    assert "session 2/2" in res.stderr
+    assert "session 1/1" in res.stderr and "needs at least 1: FAIL" in report["rule"]
