@@ -149,11 +149,14 @@ class OpRunner:
         if error is None and state.best_id is not None:
             try:
                 final, final_id, sessions = self._final(task, state)
-                if state.seed is not None:
-                    usage["seed"] = self._seed_final(task, state, final)
             except Exception as e:  # noqa: BLE001
                 error = f"final evaluation failed: {type(e).__name__}: {e}"
-        elif state.seed is not None:
+            if final is not None and state.seed is not None:
+                try:
+                    usage["seed"] = self._seed_final(task, state, final)
+                except Exception as e:  # noqa: BLE001 - the seed's own final judgement is a side record
+                    usage["seed"] = {**state.seed, "final_error": f"{type(e).__name__}: {e}"[:500]}
+        if state.seed is not None and "seed" not in usage:
             usage["seed"] = dict(state.seed)
         self.results.finish_op(
             rid,
