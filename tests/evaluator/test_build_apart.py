@@ -18,8 +18,10 @@ PROBE = (HERE / "candidates" / "build_apart_probe.py").read_text()
 
 
 def _cfg(**kw) -> EvalConfig:
+    # first_call_timeout_s: the judgement's first calls compile C++ here, which takes minutes on a
+    # loaded 2-core box; the budget (sandbox/firstcall.py) is not what these tests are about
     base = dict(device="cpu", profile="small", max_timing_s=0.5, feedback_timing_s=0.5, target_ci=0.05,
-                candidate_name="build_apart_probe.py")
+                candidate_name="build_apart_probe.py", first_call_timeout_s=400.0)
     base.update(kw)
     return EvalConfig(**base)
 

@@ -138,7 +138,7 @@ def _cfg(**kw) -> EvalConfig:
     return EvalConfig(**base)
 
 
-@pytest.mark.parametrize("sleep_s, budget_s, restart", [(6.0, 30.0, False), (3600.0, 15.0, False), (3600.0, 15.0, True)],
+@pytest.mark.parametrize("sleep_s, budget_s, restart", [(6.0, 30.0, False), (3600.0, 8.0, False), (3600.0, 8.0, True)],
                          ids=["slow", "hang", "hang-restarted"])
 def test_a_slow_first_call_gives_the_device_to_the_judgement_beside_it(sleep_s, budget_s, restart, monkeypatch):
     """``hang-restarted`` takes the GPU's path on CPU (as if a kernel of the stopped candidate still
