@@ -53,6 +53,8 @@ def check_profiled_call(j: Judge, seed: int) -> None:
                    "trees": trees}
     j.check_against(seed, "profiled", len(j.v.trials))
     j.v.evidence.update(partial.custom_share(rep, cuda))
+    if rep.get("counter") is not None:  # a switched-off counter names itself before the ops it hid
+        _check_tripwires(j, "profiled call", rep["counter"])
     if j.cfg.allow_torch_ops:
         return
     if j.cfg.rules == rules.PARTIAL:
@@ -120,22 +122,23 @@ def check_op_counts(j: Judge, phase: str, rep: dict[str, Any]) -> None:
 def _check_tripwires(j: Judge, phase: str, counter: dict[str, Any]) -> None:
     """The counting machinery was left working (custom_code.counter_disabled), and no tripwire
     fired (sandbox/tripwires.py: the hooks ones are enforced even with --allow-torch-ops)."""
-    j.v.evidence["counter"] = {k: counter.get(k) for k in ("py_hooks", "library_hooks")}
+    if "py_hooks" in counter:
+        j.v.evidence["counter"] = {k: counter.get(k) for k in ("py_hooks", "library_hooks")}
     fired = tripwires.describe(int(counter.get("flags") or 0))
     for rule, what in fired:
         if rule == rules.HOOKS:
             raise Reject(Status.REJECTED, rule, f"{phase}: the candidate {what}", tripwires=[w for _, w in fired])
     if j.cfg.allow_torch_ops:
         return
+    for rule, what in fired:
+        raise Reject(Status.REJECTED, rule, f"{phase}: the candidate {what} inside the judged process",
+                     tripwires=[w for _, w in fired])
     if int(counter.get("probe_failed") or 0) or counter.get("rf_enabled") is False:
         n = int(counter.get("probe_failed") or 0)
         raise Reject(Status.REJECTED, rules.COUNTER_DISABLED,
                      f"{phase}: the op counter did not see its probe at the end of {n} call(s)"
                      + ("" if counter.get("rf_enabled") is not False else "; RecordFunction was off in the worker")
                      + ": RecordFunction was switched off or the counter's callback removed inside forward")
-    for rule, what in fired:
-        raise Reject(Status.REJECTED, rule, f"{phase}: the candidate {what} inside the judged process",
-                     tripwires=[w for _, w in fired])
 
 
 def _check_links(j: Judge, linked: dict[str, dict[str, list[str]]]) -> None:

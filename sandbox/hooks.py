@@ -52,6 +52,10 @@ TRUSTED_OPS = ("aten::copy_", "aten::empty.memory_format", "aten::empty_strided"
 
 
 _LIBC_SIGNALS = (1 << 31) | (1 << 32)  # signals 32 and 33: glibc's own (thread cancellation, setxid), set lazily
+# fault handlers (SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGSYS) that libraries install
+# when first used (a GPU driver, faulthandler): they run only on a fault, and a timer that could send
+# one is checked (/proc/self/timers)
+_FAULT_SIGNALS = sum(1 << (n - 1) for n in (4, 5, 6, 7, 8, 11, 31))
 
 
 def _sig_caught() -> int:
@@ -61,10 +65,19 @@ def _sig_caught() -> int:
         with open("/proc/self/status") as f:
             for line in f:
                 if line.startswith("SigCgt:"):
-                    return int(line.split(":", 1)[1].strip(), 16) & ~_LIBC_SIGNALS
+                    return int(line.split(":", 1)[1].strip(), 16) & ~(_LIBC_SIGNALS | _FAULT_SIGNALS)
     except (OSError, ValueError):
         pass
     return -1
+
+
+def _posix_timers() -> int:
+    """How many POSIX timers (timer_create) this process has: one can send any signal."""
+    try:
+        with open("/proc/self/timers") as f:
+            return sum(1 for line in f if line.startswith("ID:"))
+    except OSError:
+        return 0
 CLOCKS = ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time_ns",
           "thread_time_ns", "time", "time_ns")
 _CODE_BYTES = 16
@@ -125,7 +138,7 @@ class Hooks:
     def freeze(self) -> None:
         self._gc_on, self._gc_n = _gc_enabled(), len(_gc_callbacks)
         self._signals = {s: _getsignal(s) for s in _SIGNALS}
-        self._caught = _sig_caught()
+        self._caught, self._ptimers = _sig_caught(), _posix_timers()
         self._builtins = tuple((k, _builtins_dict.get(k)) for k in BUILTINS)
         self._tensor = dict(self._tensor_dict)
         self._tls0 = self._tls()
@@ -174,6 +187,6 @@ class Hooks:
                 out.append("a RecordFunction callback other than the harness's op counter is registered")
             if _sig_caught() != self._caught:
                 out.append("a native signal handler is installed")
-            if any(_getitimer(t) != (0.0, 0.0) for t in _TIMERS):
+            if any(_getitimer(t) != (0.0, 0.0) for t in _TIMERS) or _posix_timers() > self._ptimers:
                 out.append("an interval timer is armed")
         return out

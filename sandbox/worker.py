@@ -261,6 +261,10 @@ class Worker(CallPath):
             return rep
         rep.update(profsummary.summarize(prof.events(), own=self._own_namespaces))
         rep["own_namespaces"] = sorted(self._own_namespaces)
+        oc = self.opcount
+        if oc is not None and self.role == "candidate":  # the counter's state is judged before the profile
+            rep["counter"] = {"flags": oc.flags(), "probe_failed": self._probe_fail + (not self._probe_ok),
+                              "rf_enabled": oc.rf_enabled()}
         return rep
 
     def peaks(self, req: dict[str, Any]) -> dict[str, Any]:
