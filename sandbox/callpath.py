@@ -9,9 +9,9 @@ this module's functions and CallPath's methods are in the monitors' identity sna
 (sandbox/monitors.py), so replacing them is ``timing.timer_patched``.
 
 The candidate's code runs inside the window only (issue 25, class 1): what ``forward`` returns is
-unpacked inside the window, by exact type (a ``torch.Tensor``, or a plain ``tuple``/``list`` of
-them: nothing of the candidate's is iterated, measured or converted after the clock stops;
-anything else is ``rejected correctness.output_type``); every object the candidate got or gave
+unpacked while the counter is still armed, by exact type (a ``torch.Tensor``, or a plain
+``tuple``/``list`` of them: nothing of the candidate's is iterated, measured or converted after
+the clock stops; anything else is ``rejected correctness.output_type``); every object the candidate got or gave
 (the call's inputs, its return value) is kept until the next call's window and released there,
 so a finalizer, ``__del__`` or weakref callback of theirs runs timed and counted; the candidate's
 worker runs with the garbage collector off (collected inside windows), so a cycle's finalizer
@@ -40,8 +40,7 @@ def _others_ns(mark: tuple[int, ...] | None, p_now: int, t_now: int) -> int:
 _listdir = os.listdir
 _gc_count, _gc_collect = gc.get_count, gc.collect
 MAX_TEXT = 20000
-GC_BATCH = 5000
-MAX_SIGNATURES = 64  # distinct per-call signatures kept between two monitor reports  # the candidate's worker collects young garbage inside a window once this much is pending
+GC_BATCH = 5000  # the candidate's worker collects young garbage inside a window once this much is pending
 _NOTHING: tuple[Any, ...] = ()
 
 
@@ -101,9 +100,9 @@ class CallPath:
         if us > 0 and self._spin is not None and self._spin_rate > 0:
             self._spin(int(us * self._spin_rate))
 
-    def _guard(self, step: str, native: bool = True) -> dict[str, Any] | None:
+    def _guard(self, step: str, native: bool = True, quick: bool = False) -> dict[str, Any] | None:
         """The candidate's hooks must not be around a trusted step (sandbox/hooks.py)."""
-        bad = self._hooks.found(native)
+        bad = self._hooks.found(native, quick)
         if bad:
             return {"ok": False, "kind": "hooks", "error": f"before the worker's {step}: " + "; ".join(bad)}
         return None
@@ -176,7 +175,9 @@ class CallPath:
         w0 = _perf_ns()
         if self._pending is None:
             return {"ok": False, "kind": "protocol", "error": "go without prepare"}
-        bad = self._guard("input copy", native=False)  # inside the timed round trip: Python-level only
+        # inside the timed round trip, right after prepare's full check (no candidate code ran since):
+        # the modes and traces only
+        bad = self._guard("input copy", native=False, quick=True)
         if bad:
             return bad
         inputs = self._pending[0]
@@ -207,8 +208,8 @@ class CallPath:
                     out = model(*inputs)
                     end.record()
                     enqueue_ns = _perf_ns() - h0
-                    outs, wrong = self._unpack(out)  # still counted: after the end event on a GPU
-                    self._release(out, inputs)
+                    self._release(out, inputs)  # counted; on a GPU after the end event (host work)
+                    outs, wrong = self._unpack(out)
                     self._witness()
                 finally:
                     self._arm(False)
@@ -233,10 +234,10 @@ class CallPath:
                 try:
                     t0 = _perf_ns()
                     out = model(*inputs)
-                    outs, wrong = self._unpack(out)  # inside the window: timed and counted
-                    self._release(out, inputs)
-                    self._witness()
+                    self._release(out, inputs)  # the previous call's finalizers: timed and counted
                     elapsed_ns = enqueue_ns = _perf_ns() - t0
+                    outs, wrong = self._unpack(out)  # still counted; runs nothing of the candidate's
+                    self._witness()
                 finally:
                     self._arm(False)
                 self._mark = (_ptime_ns(), _ttime_ns())
@@ -269,7 +270,7 @@ class CallPath:
                 "w_ns": _perf_ns() - w0, "bg_cpu_ns": self._bg_ns}
 
     def _unpack(self, out: Any) -> tuple[list[Any], str]:
-        """``forward``'s return value as a list, inside the window. The candidate's: exactly a
+        """``forward``'s return value as a list, still counted. The candidate's: exactly a
         ``torch.Tensor`` or a plain tuple/list of them, checked by type without calling anything
         of the object's (no iteration protocol, ``__len__``, ``__class__`` or repr of its own);
         else the reason. The reference's (trusted): any tuple/list, as before."""
@@ -298,34 +299,6 @@ class CallPath:
         del held
         if self._gc_off and _gc_count()[0] > GC_BATCH:
             _gc_collect(0)
-
-    def _witness(self) -> None:
-        """The op counter saw a probe fired at the end of the call (sandbox/opcount.cpp)."""
-        if self._counting():
-            self._probe_ok = self.opcount.probe()
-
-    def _counting(self) -> bool:
-        return self.opcount is not None and self._target == "candidate"
-
-    def _collect_call(self) -> None:
-        """The previous counted call's record (op trees, own calls, library calls, the probe),
-        folded into the per-call signatures the monitor report carries (sandbox/partial.py)."""
-        if not self._call_pending:
-            return
-        self._call_pending = False
-        c = self.opcount
-        trees = c.take_trees()
-        own, own_ns, bridge, numpy = c.take_py()
-        key = (tuple(sorted(trees.items())), own > 0)
-        if key in self._calls or len(self._calls) < MAX_SIGNATURES:
-            self._calls[key] = self._calls.get(key, 0) + 1
-        else:
-            self._calls_overflow += 1
-        self._lib[0] += bridge
-        self._lib[1] += numpy
-        self._own_ns += own_ns
-        self._fwd_sum += self._fwd_ns
-        self._probe_fail += not self._probe_ok
 
     def bg_report(self, req: dict[str, Any]) -> dict[str, Any]:
         """Other threads' CPU since the last call's window ended and since its prepare (the

@@ -118,13 +118,16 @@ class Hooks:
         self._td_len = getattr(c, "_len_torch_dispatch_stack", None)
         self._tls_in = getattr(c, "_dispatch_tls_local_include_set", None)
         self._tls_ex = getattr(c, "_dispatch_tls_local_exclude_set", None)
+        self._ks_str = getattr(c, "_dispatch_keyset_to_string", None)  # a module function (pybind types' str can be replaced)
         self._dump = getattr(c, "_dispatch_dump", None)
         self._tensor_dict = vars(torch.Tensor)
         self.opcount = opcount
         self.freeze()
 
     def _tls(self) -> str:
-        return f"{self._tls_in()}|{self._tls_ex()}" if self._tls_in and self._tls_ex else ""
+        if not (self._tls_in and self._tls_ex and self._ks_str):
+            return ""
+        return self._ks_str(self._tls_in()) + "|" + self._ks_str(self._tls_ex())
 
     def _dispatch(self) -> dict[str, str]:
         out = {}
@@ -139,6 +142,7 @@ class Hooks:
         self._gc_on, self._gc_n = _gc_enabled(), len(_gc_callbacks)
         self._signals = {s: _getsignal(s) for s in _SIGNALS}
         self._caught, self._ptimers = _sig_caught(), _posix_timers()
+        self._itimers = tuple(_getitimer(t) != (0.0, 0.0) for t in _TIMERS)  # armed before (a test runner's)
         self._builtins = tuple((k, _builtins_dict.get(k)) for k in BUILTINS)
         self._tensor = dict(self._tensor_dict)
         self._tls0 = self._tls()
@@ -149,11 +153,11 @@ class Hooks:
         now = self._dispatch()
         return [op for op, d in self._dispatch0.items() if now.get(op) != d]
 
-    def found(self, native: bool = True) -> list[str]:
+    def found(self, native: bool = True, quick: bool = False) -> list[str]:
         """``native=False``: only the Python-level hooks (tens of microseconds), for the checks
         inside a timed call's round trip; a RecordFunction callback, a native signal handler and
         a timer stay in place, so the next full check (the next call's input copy, the output
-        fetch) still sees them."""
+        fetch) still sees them. ``quick``: the modes and traces alone (about a microsecond)."""
         out = []
         if self._tf_len is not None and self._tf_len() > 0:
             out.append("a torch function mode (TorchFunctionMode) is pushed")
@@ -163,7 +167,37 @@ class Hooks:
             out.append("sys.settrace is set")
         if _getprofile() is not None:
             out.append("sys.setprofile is set")
-        if self._tls_in is not None and self._tls() != self._tls0:
+        if quick:
+            return out
+        bd = _builtins_dict  # first: the checks below call builtins
+        for k, v in self._builtins:
+            if bd.get(k) is not v:
+                out.append(f"the builtin {k} was replaced")
+                return out
+        if self._tls() != self._tls0:
+            out.append("the thread's dispatch key sets were changed")
+        if _gc_enabled() != self._gc_on:
+            out.append("the garbage collector was turned back on")
+        if len(_gc_callbacks) != self._gc_n:
+            out.append("a garbage-collector callback (gc.callbacks) is registered")
+        sigs = self._signals
+        for s in _SIGNALS:
+            if _getsignal(s) is not sigs[s]:
+                out.append(f"a signal handler is set for signal {int(s)}")
+                break
+        td, t0 = self._tensor_dict, self._tensor
+        if len(td) != len(t0) or any(td.get(k) is not v for k, v in t0.items()):
+            out.append("a method of torch.Tensor was replaced or added")
+        if native:
+            if self.opcount is not None and self.opcount.foreign():
+                out.append("a RecordFunction callback other than the harness's op counter is registered")
+            if _sig_caught() != self._caught:
+                out.append("a native signal handler is installed")
+            armed = tuple(_getitimer(t) != (0.0, 0.0) for t in _TIMERS)
+            if any(a and not b for a, b in zip(armed, self._itimers, strict=True)) or _posix_timers() > self._ptimers:
+                out.append("an interval timer is armed")
+        return out
+        if self._tls() != self._tls0:
             out.append("the thread's dispatch key sets were changed")
         if _gc_enabled() != self._gc_on:
             out.append("the garbage collector was turned back on")
@@ -187,6 +221,7 @@ class Hooks:
                 out.append("a RecordFunction callback other than the harness's op counter is registered")
             if _sig_caught() != self._caught:
                 out.append("a native signal handler is installed")
-            if any(_getitimer(t) != (0.0, 0.0) for t in _TIMERS) or _posix_timers() > self._ptimers:
+            armed = tuple(_getitimer(t) != (0.0, 0.0) for t in _TIMERS)
+            if any(a and not b for a, b in zip(armed, self._itimers, strict=True)) or _posix_timers() > self._ptimers:
                 out.append("an interval timer is armed")
         return out

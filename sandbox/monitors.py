@@ -233,6 +233,7 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
         callpath,
         channel,
         control,
+        counting,
         hooks,
         linkcheck,
         ownhooks,
@@ -252,7 +253,7 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
         for k, v in vars(cls).items():
             if callable(v) and not k.startswith("__"):
                 d[f"sandbox.arena.{cls.__name__}.{k}"] = v
-    for mod in (arena, callpath, channel, hooks, linkcheck, ownhooks, profsummary, tensorfmt, tripwires,
+    for mod in (arena, callpath, channel, counting, hooks, linkcheck, ownhooks, profsummary, tensorfmt, tripwires,
                 sys.modules[__name__]):
         for k, v in vars(mod).items():
             if callable(v) and not k.startswith("__"):
@@ -265,7 +266,8 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     for k, v in worker_globals.items():
         if not k.startswith("__") and (callable(v) or isinstance(v, (int, float, str))):
             d[f"worker.{k}"] = v
-        if isinstance(v, type) and v.__module__ in (worker_globals.get("__name__"), __name__, callpath.__name__):
+        if isinstance(v, type) and v.__module__ in (worker_globals.get("__name__"), __name__, callpath.__name__,
+                                                     counting.__name__):
             # every method as the class resolves it (its own and inherited, e.g. Worker's
             # CallPath methods): a method set on the class or on a base both change it
             for mk in dir(v):

@@ -124,12 +124,15 @@ def install_library_counts(counter: Any, torch: Any) -> dict[str, int]:
     """Count, while armed, the tensor <-> numpy bridges and numpy's functions called on arrays
     (before the candidate's import; numpy is already loaded by torch)."""
     done = {"bridges": 0, "numpy": 0}
-    for f, kind in ((torch._C.TensorBase.numpy, BRIDGE), (torch.from_numpy, BRIDGE),
-                    (getattr(torch._C, "_to_dlpack", None), BRIDGE),
-                    (getattr(torch._C, "_to_dlpack_versioned", None), BRIDGE),
-                    (getattr(torch._C, "_from_dlpack", None), BRIDGE),
-                    (torch.as_tensor, BRIDGE_ARRAYS), (torch.asarray, BRIDGE_ARRAYS),
-                    (torch.tensor, BRIDGE_ARRAYS), (torch.frombuffer, BRIDGE_ARRAYS)):
+    bridges = [(torch._C.TensorBase.numpy, BRIDGE), (getattr(torch._C, "_to_dlpack", None), BRIDGE),
+               (getattr(torch._C, "_to_dlpack_versioned", None), BRIDGE),
+               (getattr(torch._C, "_from_dlpack", None), BRIDGE)]
+    cls = vars(getattr(torch._C, "_VariableFunctionsClass", object))
+    for name, kind in (("from_numpy", BRIDGE), ("as_tensor", BRIDGE_ARRAYS), ("asarray", BRIDGE_ARRAYS),
+                       ("tensor", BRIDGE_ARRAYS), ("frombuffer", BRIDGE_ARRAYS)):
+        # torch.X, and the builtin of the same name the class holds (another object, the same C function)
+        bridges += [(getattr(torch, name, None), kind), (getattr(cls.get(name), "__func__", None), kind)]
+    for f, kind in bridges:
         if f is not None and counter.wrap(f, kind) == 1:
             done["bridges"] += 1
     np = sys.modules.get("numpy")

@@ -22,19 +22,22 @@ from typing import Any
 
 from sandbox import profsummary
 from sandbox.callpath import CallPath, FrozenModule, _format_exc, _is_compile_exc, _listdir, _trunc
+from sandbox.counting import Counting
 from sandbox.workerchannel import private_channel
 
 _globals = globals
 
 
-class Worker(CallPath):
-    """The requests of either role; one call's path (prepare, go, finish) is in CallPath."""
+class Worker(CallPath, Counting):
+    """The requests of either role; one call's path (prepare, go, finish) is in CallPath, the
+    candidate's counting state in Counting."""
 
     def __init__(self, role: str, scratch: str, device: str, cache_root: str,
                  shared: list[str] | None = None) -> None:
         import torch
 
         self.torch = FrozenModule(torch, nested=("cuda",))  # torch's functions as they were before any candidate code
+        self._torch_module = torch
         self.role = role
         self.scratch = scratch
         self.device = torch.device(device)
@@ -167,21 +170,8 @@ class Worker(CallPath):
                 self.opcount_error = f"{type(e).__name__}: {e}"[:300]
         cr = self.cache_root
         oc = self.opcount
-        if oc is not None:  # before the candidate: tripwires, library counts, what "its own" means (sandbox/ownhooks.py)
-            import torch
-
-            from sandbox.atenops import is_op
-
-            trusted_tier = os.path.dirname(os.path.dirname(req["opcount"]))
-            self._roots = self._ownhooks.trusted_roots([trusted_tier])
-            self._cand_dirs = tuple(os.path.realpath(d) for d in (cr, *[x for x in self.shared if x != trusted_tier],
-                                                                   self.scratch, "/tmp", "/var/tmp", "/dev/shm",
-                                                                   os.environ.get("TMPDIR", "/tmp")) if d)
-            self._ns0 = self._ownhooks.op_namespaces(torch)
-            self._own_attr: set[str] = set()
-            self._tripwires.install(torch, oc, self._ns0, self._own_attr, is_op)
-            if oc.has_py:
-                self._lib_installed = self._ownhooks.install_library_counts(oc, torch)
+        if oc is not None:  # before the candidate: tripwires, library counts, what "its own" means
+            self._counting_setup(req, cr)
         mon = monitors.Monitor(
             req["candidate_path"],
             [self.scratch, "/tmp", os.environ.get("TMPDIR", "/tmp"),
@@ -326,45 +316,8 @@ class Worker(CallPath):
                               for op in self._hooks.dispatch_changed()],
         }
         if oc is not None:
-            self._collect_call()
-            if not hooks:
-                self._own_refresh()
-            rep["counter"] = {"flags": oc.flags(), "probe_failed": self._probe_fail, "rf_enabled": oc.rf_enabled(),
-                              "py_hooks": oc.has_py, "library_hooks": getattr(self, "_lib_installed", None)}
-            rep["calls"] = [{"trees": dict(k[0]), "own": k[1], "n": n} for k, n in self._calls.items()]
-            rep["calls_overflow"] = self._calls_overflow
-            rep["library"] = {"bridge": self._lib[0], "numpy": self._lib[1]}
-            rep["own_ns"], rep["fwd_ns"] = self._own_ns, self._fwd_sum
-            rep["own_namespaces"] = sorted(self._own_namespaces)
-            rep["linked"] = self._linked
-            self._calls, self._calls_overflow, self._lib = {}, 0, [0, 0]
-            self._own_ns = self._fwd_sum = 0
+            self._counting_report(rep, hooks)
         return rep
-
-    def _own_refresh(self, force: bool = False) -> None:
-        """What is the candidate's own (sandbox/ownhooks.py): its extension functions wrapped for
-        counting, its op namespaces, the link check of every object it brought in. Without
-        ``force``, only when an object was mapped since the last look (or an op namespace
-        registered from Python)."""
-        oc, oh = self.opcount, getattr(self, "_ownhooks", None)
-        if oc is None or oh is None or not hasattr(self, "_roots"):
-            return
-        import torch
-
-        roots, mine = self._roots, self._cand_dirs
-        paths = [p for p in oh.mapped_objects() if p not in self._scanned and oh.provided(p, roots, mine)]
-        if not (force or paths or self._own_attr - self._own_namespaces):
-            return
-        if oc.has_py:
-            new = [mod for mod in oh.candidate_modules(roots, mine) if id(mod) not in self._wrapped]
-            if new:
-                self._wrap_missed = getattr(self, "_wrap_missed", 0) + oh.wrap_own(oc, new)
-                self._wrapped.update(id(mod) for mod in new)
-        self._own_namespaces = oh.own_namespaces(torch, self._ns0, self._own_attr, roots, mine)
-        if paths:
-            self._linked.update(oh.link_report(torch, paths))
-            self._scanned.update(paths)
-
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="sandbox.worker")

@@ -69,8 +69,8 @@ CLASS4: list[tuple[Case, str]] = [
     (Case("cheat_41a_addmm_activation", "gemm_bias_relu", (REJECTED,), (R.NO_REPLACEMENT,), cheat="25.4"), "relu"),
     (Case("cheat_41b_unused_extension", "gemm_bias_relu", (REJECTED,), (R.NO_CUSTOM_KERNEL,), cheat="25.4"),
      "not called"),
-    (Case("cheat_41c_gemm_profiled_only", "gemm_bias_relu", (REJECTED,), (R.NO_REPLACEMENT,), cheat="25.4"),
-     "counted on every call"),
+    (Case("cheat_41c_gemm_profiled_only", "mlp2", (REJECTED,), (R.NO_REPLACEMENT,), cheat="25.4"),
+     "correctness calls (counted on every call)"),
     (Case("cheat_41d_torch_after_n_calls", "gemm_bias_relu", (REJECTED,), (R.NO_REPLACEMENT,), cheat="25.4"),
      "timing"),
 ]
@@ -82,7 +82,7 @@ def _built():
     """One build per shared extension, outside every evaluation's deadlines (the candidates'
     module-level code runs here with nothing armed: 39f's clear of the callbacks included)."""
     for stem in ("cheat_09a_inplace_inputs", "cheat_39e_rf_guard_native", "cheat_40a_at_cpu_mm",
-                 "cheat_41a_addmm_activation", "cheat_41c_gemm_profiled_only"):
+                 "cheat_41a_addmm_activation", "cheat_41c_gemm_profiled_only", "cheat_41d_torch_after_n_calls"):
         warm_build_cache(stem)
 
 
@@ -162,14 +162,15 @@ def _has(path: str, needle: str) -> bool:
         return False
 
 
-def test_the_counter_probe_fails_when_record_function_is_off(tmp_path):
-    """The op counter's end-to-end witness, with the real library and torch's own switch (no
-    tripwires in this process)."""
+def test_the_counter_probe_fails_when_record_function_is_off():
+    """The op counter's end-to-end witness, with the real library (the one the judgements above
+    built into the trusted tier) and torch's own switch (no tripwires in this process)."""
     import torch
 
     from sandbox import opcount
+    from sandbox.buildcache import default_root
 
-    path, why = opcount.ensure(str(tmp_path))
+    path, why = opcount.ensure(str(default_root() / "trusted"))
     assert path, why
     c = opcount.Counter(path)
     x = torch.ones(3)
@@ -200,32 +201,51 @@ def test_fused_and_nested_ops_count_for_every_family_they_compute():
 
 
 def test_the_worker_hooks_check_sees_what_calls_back_into_the_candidate():
-    """sandbox/hooks.py in this process: a gc callback, a Python signal handler, a replaced builtin
-    and a method added to torch.Tensor are each named; undone, nothing is."""
+    """sandbox/hooks.py in this process: a gc callback, the collector turned on, a Python signal
+    handler, a replaced builtin, a method added to torch.Tensor and a dispatch mode left on are each
+    named, one at a time; undone, nothing is."""
     import builtins
 
     import torch
 
     from sandbox.hooks import Hooks
 
-    h = Hooks(torch)
-    assert h.found() == []
     cb = lambda phase, info: None  # noqa: E731
-    old_zip, old_sig = builtins.zip, signal.getsignal(signal.SIGUSR2)
-    gc.callbacks.append(cb)
-    signal.signal(signal.SIGUSR2, lambda *a: None)
-    builtins.zip = lambda *a, **k: old_zip(*a, **k)
-    torch.Tensor.copy_ = torch._C.TensorBase.copy_
-    try:
-        found = " | ".join(h.found(native=False))
-        for phrase in ("gc.callbacks", "signal", "builtin zip", "torch.Tensor"):
-            assert phrase in found, found
-    finally:
-        gc.callbacks.remove(cb)
-        signal.signal(signal.SIGUSR2, old_sig)
+    old_zip, old_sig, gc_was = builtins.zip, signal.getsignal(signal.SIGUSR2), gc.isenabled()
+    gc.disable()
+    mode = torch.inference_mode()
+
+    def set_zip():
+        builtins.zip = lambda *a, **k: old_zip(*a, **k)
+
+    def unset_zip():
         builtins.zip = old_zip
+
+    def del_copy():
         del torch.Tensor.copy_
-    assert h.found() == []
+
+    cases = [
+        (lambda: gc.callbacks.append(cb), lambda: gc.callbacks.remove(cb), "gc.callbacks"),
+        (gc.enable, gc.disable, "garbage collector"),
+        (lambda: signal.signal(signal.SIGUSR2, lambda *a: None), lambda: signal.signal(signal.SIGUSR2, old_sig),
+         "signal"),
+        (set_zip, unset_zip, "builtin zip"),
+        (lambda: setattr(torch.Tensor, "copy_", torch._C.TensorBase.copy_), del_copy, "torch.Tensor"),
+        (mode.__enter__, lambda: mode.__exit__(None, None, None), "dispatch key sets"),
+    ]
+    try:
+        h = Hooks(torch)
+        assert h.found() == []
+        for do, undo, phrase in cases:
+            do()
+            try:
+                found = " | ".join(h.found(native=False))
+            finally:
+                undo()
+            assert phrase in found, (phrase, found)
+        assert h.found() == []
+    finally:
+        (gc.enable if gc_was else gc.disable)()
 
 
 def test_every_new_cheat_file_is_in_a_class():

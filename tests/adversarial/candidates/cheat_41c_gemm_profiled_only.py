@@ -1,9 +1,11 @@
-"""Issue 25 class 4b (the partial rule set gamed): the candidate's own fused GEMM + bias + ReLU
-(the extension of honest_cpu_gemm_bias_relu, byte-identical: one build) only on the profiled call,
-told apart by the profiler's flag looked up by names built at run time; every other call is torch's
-``relu(linear(x))``. The per-call multiplicities were compared on the profiled call only (valid under
-partial on the old code). Task: gemm_bias_relu. Expected under --rules partial: rejected
-custom_code.no_replacement (every counted call is compared with the reference)."""
+"""Issue 25 class 4b (the partial rule set gamed), as the issue found it: on the profiled call (told
+apart by the profiler's flag, looked up by names built at run time) the second layer is its own
+fused GEMM + bias + ReLU (the extension of honest_cpu_gemm_bias_relu, byte-identical: one build)
+and the first stays in torch; on every other call torch runs both layers. The old judge compared
+the per-call multiplicities on the profiled call only (2 matmuls in the reference, 1 there) and,
+on the other calls, only whether each family was one the profiled call ran: valid under partial.
+Task: mlp2. Expected under --rules partial: rejected custom_code.no_replacement (every counted
+call is compared with the reference: 2 matmuls, 2 adds and 2 ReLUs, all in torch)."""
 
 import torch
 import torch.nn as nn
@@ -56,11 +58,13 @@ _on = "_is_" + "prof" + "iler_enabled"
 
 
 class ModelNew(nn.Module):
-    def __init__(self, in_f: int, out_f: int):
+    def __init__(self, in_f: int, hid: int, out_f: int):
         super().__init__()
-        self.linear = nn.Linear(in_f, out_f)
+        self.fc1 = nn.Linear(in_f, hid)
+        self.fc2 = nn.Linear(hid, out_f)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.fc1(x))
         if getattr(_prof, _on, False):
-            return _ext.linear_bias_relu(x, self.linear.weight, self.linear.bias)
-        return torch.relu(self.linear(x))
+            return _ext.linear_bias_relu(h, self.fc2.weight, self.fc2.bias)
+        return torch.relu(self.fc2(h))

@@ -1,8 +1,10 @@
-"""Issue 25 class 4b (the partial rule set gamed): the candidate's own fused kernel (the extension
-of honest_cpu_gemm_bias_relu, byte-identical: one build) for its first 12 calls (warm-up,
-correctness, the repeat, the profiled call), then torch's ``relu(linear(x))`` on every timed call.
-Task: gemm_bias_relu. Expected under --rules partial: rejected custom_code.no_replacement (the
-timed calls are counted and compared too)."""
+"""Issue 25 class 4b (the partial rule set gamed): an honest partial solution (torch's GEMM, its own
+bias + ReLU kernel: the extension of partial_cpu_gemm_in_torch, byte-identical: one build) for its
+first 12 calls (warm-up, correctness, the repeat, the profiled call); from then on, on every timed
+call, ``torch._addmm_activation`` computes it all and its kernel only touches the result. Valid
+under partial on the old code (the families matched the profiled call's). Task: gemm_bias_relu.
+Expected under --rules partial: rejected custom_code.no_replacement (the timed calls are counted
+and compared too)."""
 
 import torch
 import torch.nn as nn
@@ -10,45 +12,27 @@ from torch.utils.cpp_extension import load_inline
 
 _CPP = r"""
 #include <torch/extension.h>
-#include <ATen/Parallel.h>
 
-torch::Tensor linear_bias_relu(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
-    TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1), "linear_bias_relu: shapes");
-    auto xc = x.contiguous();
-    auto wc = w.contiguous();
+torch::Tensor bias_relu(torch::Tensor y, torch::Tensor b) {
+    TORCH_CHECK(y.dim() == 2 && b.dim() == 1 && y.size(1) == b.size(0), "bias_relu: shapes");
+    auto yc = y.contiguous();
     auto bc = b.contiguous();
-    const int64_t B = xc.size(0), IN = xc.size(1), OUT = wc.size(0);
-    auto out = torch::empty({B, OUT}, xc.options());
-    const float* X = xc.data_ptr<float>();
-    const float* Wt = wc.data_ptr<float>();
-    const float* Bs = bc.data_ptr<float>();
+    auto out = torch::empty_like(yc);
+    const int64_t R = yc.size(0), C = yc.size(1);
+    const float* Y = yc.data_ptr<float>();
+    const float* B = bc.data_ptr<float>();
     float* O = out.data_ptr<float>();
-    at::parallel_for(0, B, 1, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-            const float* xr = X + r * IN;
-            for (int64_t j = 0; j < OUT; ++j) {
-                const float* wr = Wt + j * IN;
-                float acc0 = 0.f, acc1 = 0.f, acc2 = 0.f, acc3 = 0.f;
-                int64_t k = 0;
-                for (; k + 4 <= IN; k += 4) {
-                    acc0 += xr[k] * wr[k];
-                    acc1 += xr[k + 1] * wr[k + 1];
-                    acc2 += xr[k + 2] * wr[k + 2];
-                    acc3 += xr[k + 3] * wr[k + 3];
-                }
-                float acc = (acc0 + acc1) + (acc2 + acc3);
-                for (; k < IN; ++k) acc += xr[k] * wr[k];
-                acc += Bs[j];
-                O[r * OUT + j] = acc < 0.f ? 0.f : acc;
-            }
+    for (int64_t r = 0; r < R; ++r)
+        for (int64_t c = 0; c < C; ++c) {
+            const float v = Y[r * C + c] + B[c];
+            O[r * C + c] = v < 0.f ? 0.f : v;
         }
-    });
     return out;
 }
 """
 
-_ext = load_inline(name="honest_cpu_gemm_bias_relu", cpp_sources=_CPP, functions=["linear_bias_relu"],
-                   extra_cflags=["-O3"], verbose=False)
+_ext = load_inline(name="partial_cpu_bias_relu", cpp_sources=_CPP, functions=["bias_relu"],
+                   extra_cflags=["-O2"], verbose=False)
 
 
 class ModelNew(nn.Module):
@@ -59,6 +43,8 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         self.calls += 1
+        w, b = self.linear.weight, self.linear.bias
         if self.calls <= 12:
-            return _ext.linear_bias_relu(x, self.linear.weight, self.linear.bias)
-        return torch.relu(self.linear(x))
+            return _ext.bias_relu(torch.matmul(x, w.t()), b)
+        y = torch._addmm_activation(b, x, w.t())
+        return _ext.bias_relu(y, torch.zeros_like(b))  # its kernel called, on torch's answer
