@@ -48,11 +48,17 @@ def trusted_roots(extra: list[str]) -> tuple[str, ...]:
 
 
 def provided(path: str, trusted: tuple[str, ...], candidate_dirs: tuple[str, ...]) -> bool:
-    """A file the candidate brought: under its own dirs (the build cache, scratch, /tmp) or outside
-    every trusted root."""
+    """A file the candidate brought: the most specific root it lies under decides (its own build
+    dirs, scratch and /tmp against the Python installation, the checkout, the system's dirs and
+    the trusted tier, which may nest either way: a checkout or venv in /tmp, a cache in the
+    checkout); a file under none of them is the candidate's too."""
     real = os.path.realpath(path)
-    under = lambda roots: any(real == r or real.startswith(r + os.sep) for r in roots)  # noqa: E731
-    return under(candidate_dirs) or not under(trusted)
+    best, mine = -1, True
+    for roots, is_mine in ((trusted, False), (candidate_dirs, True)):
+        for r in roots:
+            if (real == r or real.startswith(r + os.sep)) and len(r) > best:
+                best, mine = len(r), is_mine
+    return mine
 
 
 def mapped_objects() -> list[str]:

@@ -101,7 +101,7 @@ def warm_build_cache(candidate: str | Path, cache_root: str | None = None) -> No
 
 
 R = rules
-# A thread or pool that finishes the output late: the worker snapshots the output as the call ends,
+# A thread or pool that finishes the output 50 ms late: the worker snapshots the output as the call ends,
 # before the late work has written it, from memory the judge poisoned with NaN (nonfinite). Where
 # the allocator hands back memory the poison did not reach, the unfinished output is whatever was
 # there (tolerance): the short list's second rule, with that reason.
@@ -129,10 +129,12 @@ CPU_CHEATS: list[Case] = [
     Case("cheat_09a_inplace_inputs", "relu", (INCORRECT,), (R.INPUTS_MODIFIED,), cheat="9"),
     Case("cheat_09b_zero_inputs", "relu", (INCORRECT,), (R.INPUTS_MODIFIED,), cheat="9"),
     Case("cheat_10a_cache_by_shape", "relu", (INCORRECT,), (R.TOLERANCE, R.TIMED_OUTPUT), cheat="10"),
-    Case("cheat_10b_cache_by_ptr", "relu", (INCORRECT,), (R.TOLERANCE, R.NONDETERMINISTIC), cheat="10",
-         note="fresh blank inputs come back at a handful of addresses, so the cache hits within the trials and "
-              "answers with another seed's output (tolerance); nondeterministic when the first hit falls on the "
-              "seed's second run"),
+    Case("cheat_10b_cache_by_ptr", "relu", (INCORRECT,), (R.TOLERANCE, R.NONDETERMINISTIC, R.TIMED_OUTPUT),
+         cheat="10",
+         note="fresh blank inputs come back at a handful of addresses, so the cache hits and answers with another "
+              "seed's output from then on; the rule is the check that sees the first stale hit: a trial "
+              "(tolerance), the seed's repeat (nondeterministic), a sampled timed call or the re-check after "
+              "timing (timed_output)"),
     Case("cheat_11_batching", "relu", (INCORRECT,), (R.TIMED_OUTPUT, R.NONFINITE, R.TOLERANCE), cheat="11"),
     Case("cheat_11b_precompute_in_inputs", "relu", (VALID,), (None,), cheat="11",
          note="neutralised since issue 14 item 1: the candidate's worker never calls get_inputs; the wrapper's "

@@ -1,7 +1,7 @@
 """Cheat #5 (background thread, obfuscated). Starts a low-level thread through an import built
 from string pieces, so a scan for 'threading' finds nothing and threading.enumerate() does not
 list it.
-The thread waits 5 ms, then fills the output.
+The thread waits 50 ms, then fills the output.
 Task: relu. Expected: incorrect correctness.nonfinite: the output is snapshotted as the call ends,
 before the thread writes it, from memory the judge poisoned with NaN (correctness.tolerance where
 the allocator hands back memory the poison did not reach)."""
@@ -67,7 +67,7 @@ _pause = getattr(__import__("ti" + "me"), "sl" + "eep")
 
 
 def _late(x, out):
-    _pause(0.005)
+    _pause(0.05)
     _lib.relu_into(x, out)
 
 

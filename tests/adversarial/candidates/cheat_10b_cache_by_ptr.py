@@ -6,8 +6,9 @@ Each call's inputs are fresh blank tensors, and the worker keeps a call's inputs
 call's window, so the allocator hands back a handful of addresses in turn: the cache hits within
 the correctness trials and returns another seed's answer. Once it has hit it keeps answering from
 the cache (so a hit on an unchecked call is caught by a later check).
-Task: relu. Expected: incorrect correctness.tolerance (a trial gets another seed's answer), or
-correctness.nondeterministic when the first hit falls on the seed's second run."""
+Task: relu. Expected: incorrect, with the rule of whichever check sees the first stale hit:
+correctness.tolerance (a trial), correctness.nondeterministic (the seed's second run) or
+correctness.timed_output (a sampled timed call, or the re-check after timing)."""
 
 import torch
 import torch.nn as nn
