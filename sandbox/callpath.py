@@ -7,10 +7,22 @@ clock, forward, the device sync and the output copy (``go``); the inputs-unchang
 The aliases below are captured when the worker starts, before any candidate code is imported;
 this module's functions and CallPath's methods are in the monitors' identity snapshot
 (sandbox/monitors.py), so replacing them is ``timing.timer_patched``.
+
+The candidate's code runs inside the window only (issue 25, class 1): what ``forward`` returns is
+unpacked while the counter is still armed, by exact type (a ``torch.Tensor``, or a plain
+``tuple``/``list`` of them: nothing of the candidate's is iterated, measured or converted after
+the clock stops; anything else is ``rejected correctness.output_type``); every object the candidate got or gave
+(the call's inputs, its return value) is kept until the next call's window and released there,
+so a finalizer, ``__del__`` or weakref callback of theirs runs timed and counted; the candidate's
+worker runs with the garbage collector off (collected inside windows), so a cycle's finalizer
+cannot run in the worker's own steps; the worker's steps use torch and tensor functions captured
+before the import (``FrozenModule``, the ``TensorBase`` methods) and ask sandbox/hooks.py right
+after the window whether anything was left to call back into the candidate.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 import traceback
@@ -26,7 +38,27 @@ def _others_ns(mark: tuple[int, ...] | None, p_now: int, t_now: int) -> int:
     """CPU ns of this process's other threads since ``mark`` (process, this thread, ...)."""
     return (p_now - mark[0]) - (t_now - mark[1]) if mark else 0
 _listdir = os.listdir
+_gc_count, _gc_collect = gc.get_count, gc.collect
 MAX_TEXT = 20000
+GC_BATCH = 5000  # the candidate's worker collects young garbage inside a window once this much is pending
+_NOTHING: tuple[Any, ...] = ()
+
+
+class FrozenModule:
+    """A module's attributes as they were when the worker started (before any candidate code):
+    the worker's steps look torch's functions up here, so replacing ``torch.empty`` or
+    ``torch.cuda.synchronize`` later changes nothing for them. Names the module gains later
+    (lazy submodules) are looked up on the module itself."""
+
+    def __init__(self, mod: Any, nested: tuple[str, ...] = ()) -> None:
+        self.__dict__.update(vars(mod))
+        for n in nested:
+            if n in self.__dict__:
+                self.__dict__[n] = FrozenModule(self.__dict__[n])
+        self.__dict__["_kh_module"] = mod
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_kh_module"], name)
 
 
 def _trunc(s: str, n: int = MAX_TEXT) -> str:
@@ -55,12 +87,12 @@ class CallPath:
         t = self.torch
         for n in self.poison_bytes:
             blk = t.empty(max(n // 4, 1), dtype=t.float32, device=self.device)
-            blk.fill_(float("nan"))
+            self._tb.fill_(blk, float("nan"))
             del blk
 
     def _flush(self) -> None:
         if self.flush_buf is not None:
-            self.flush_buf.zero_()
+            self._tb.zero_(self.flush_buf)
 
     def _lead(self, us: float) -> None:
         """Keep the GPU busy for ``us`` before the start event (sandbox/timing.py: the lead), so
@@ -68,9 +100,9 @@ class CallPath:
         if us > 0 and self._spin is not None and self._spin_rate > 0:
             self._spin(int(us * self._spin_rate))
 
-    def _guard(self, step: str, native: bool = True) -> dict[str, Any] | None:
+    def _guard(self, step: str, native: bool = True, quick: bool = False) -> dict[str, Any] | None:
         """The candidate's hooks must not be around a trusted step (sandbox/hooks.py)."""
-        bad = self._hooks.found(native)
+        bad = self._hooks.found(native, quick)
         if bad:
             return {"ok": False, "kind": "hooks", "error": f"before the worker's {step}: " + "; ".join(bad)}
         return None
@@ -86,6 +118,7 @@ class CallPath:
         bad = self._guard("input generation")
         if bad:
             return bad
+        self._collect_call()
         self.finish()
         # CPU burnt by other threads since the previous call's timed window ended: an honest
         # worker is idle there (OMP_WAIT_POLICY=PASSIVE); work pushed to a pool is not
@@ -139,11 +172,12 @@ class CallPath:
 
     def go(self, req: dict[str, Any], profiler: Any = None) -> dict[str, Any]:
         """Second half (the parent times this round trip): flush, clock, forward, sync."""
-        t = self.torch
         w0 = _perf_ns()
         if self._pending is None:
             return {"ok": False, "kind": "protocol", "error": "go without prepare"}
-        bad = self._guard("input copy", native=False)  # inside the timed round trip: Python-level only
+        # inside the timed round trip, right after prepare's full check (no candidate code ran since):
+        # the modes and traces only
+        bad = self._guard("input copy", native=False, quick=True)
         if bad:
             return bad
         inputs = self._pending[0]
@@ -154,73 +188,117 @@ class CallPath:
             pre.record()
             self._lead(float(req.get("lead_us", 0.0)))
         h0 = _perf_ns()
+        tb, grad_was = self._tb, self._grad_enabled()
+        self._set_grad(False)
         try:
-            with t.no_grad():
-                # the call's inputs are written now, on the timing stream behind the lead: work a
-                # candidate queues where it does not follow that stream (a side stream, to overlap
-                # the lead) reads the previous call's data and fails the timed-output checks
-                for dst, src in self._fill:  # from the arena: pinned host memory on a GPU
-                    dst.copy_(src, non_blocking=self.cuda)
-                self._flush()
-                if self.cuda:
-                    if profiler is not None:
-                        profiler.start()
-                        self._marker.zero_()  # first kernel of the window: names the timing stream
-                    start, end = self._Event(enable_timing=True), self._Event(enable_timing=True)
-                    self._arm(True)
-                    try:
-                        start.record()
-                        out = model(*inputs)
-                        end.record()
-                        enqueue_ns = _perf_ns() - h0
-                    finally:
-                        self._arm(False)
-                    self._sync()
-                    # the device is idle now (every stream): an event recorded here, minus the
-                    # end event, is the sync's own latency plus any work the call left running
-                    # past its end event (sandbox/wallclock.py)
-                    idle = self._Event(enable_timing=True)
-                    idle.record()
-                    idle.synchronize()
-                    elapsed_ns = int(start.elapsed_time(end) * 1e6)
-                    tail_ns = int(end.elapsed_time(idle) * 1e6)
-                    pre_ns = int(pre.elapsed_time(start) * 1e6) if pre is not None else 0
-                    self._mark = (_ptime_ns(), _ttime_ns())
-                    if profiler is not None:
-                        profiler.stop()
-                else:
-                    if profiler is not None:
-                        profiler.start()
-                    self._arm(True)
-                    pre_ns = tail_ns = 0
-                    try:
-                        t0 = _perf_ns()
-                        out = model(*inputs)
-                        elapsed_ns = enqueue_ns = _perf_ns() - t0
-                    finally:
-                        self._arm(False)
-                    self._mark = (_ptime_ns(), _ttime_ns())
-                    if profiler is not None:
-                        profiler.stop()
+            # the call's inputs are written now, on the timing stream behind the lead: work a
+            # candidate queues where it does not follow that stream (a side stream, to overlap
+            # the lead) reads the previous call's data and fails the timed-output checks
+            for dst, src in self._fill:  # from the arena: pinned host memory on a GPU
+                tb.copy_(dst, src, self.cuda)
+            self._flush()
+            if self.cuda:
+                if profiler is not None:
+                    profiler.start()
+                    tb.zero_(self._marker)  # first kernel of the window: names the timing stream
+                start, end = self._Event(enable_timing=True), self._Event(enable_timing=True)
+                self._arm(True)
+                try:
+                    start.record()
+                    out = model(*inputs)
+                    end.record()
+                    enqueue_ns = _perf_ns() - h0
+                    self._release(out, inputs)  # counted; on a GPU after the end event (host work)
+                    outs, wrong = self._unpack(out)
+                    self._witness()
+                finally:
+                    self._arm(False)
+                self._sync()
+                # the device is idle now (every stream): an event recorded here, minus the
+                # end event, is the sync's own latency plus any work the call left running
+                # past its end event (sandbox/wallclock.py)
+                idle = self._Event(enable_timing=True)
+                idle.record()
+                idle.synchronize()
+                elapsed_ns = int(start.elapsed_time(end) * 1e6)
+                tail_ns = int(end.elapsed_time(idle) * 1e6)
+                pre_ns = int(pre.elapsed_time(start) * 1e6) if pre is not None else 0
+                self._mark = (_ptime_ns(), _ttime_ns())
+                if profiler is not None:
+                    profiler.stop()
+            else:
+                if profiler is not None:
+                    profiler.start()
+                self._arm(True)
+                pre_ns = tail_ns = 0
+                try:
+                    t0 = _perf_ns()
+                    out = model(*inputs)
+                    self._release(out, inputs)  # the previous call's finalizers: timed and counted
+                    elapsed_ns = enqueue_ns = _perf_ns() - t0
+                    outs, wrong = self._unpack(out)  # still counted; runs nothing of the candidate's
+                    self._witness()
+                finally:
+                    self._arm(False)
+                self._mark = (_ptime_ns(), _ttime_ns())
+                if profiler is not None:
+                    profiler.stop()
         except BaseException as e:  # noqa: BLE001
             kind = "compile_error" if _is_compile_exc(e) else "runtime_error"
             return {"ok": False, "kind": kind, "error": _trunc(_format_exc(e))}
-        bad = self._guard("output snapshot", native=False)  # a mode left pushed by forward would run the snapshot
+        finally:
+            self._set_grad(grad_was)
+        del out
+        bad = self._guard("output snapshot", native=False)  # anything left to call back into the candidate
         if bad:
             return bad
-        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        if wrong:
+            return {"ok": False, "kind": "output_type", "error": wrong}
+        T = self._T
         # the output as it is when the call is over (forward returned; on a GPU, the device synced):
         # whatever a thread or pool writes later is not in it, so late work fails the checks
         # deterministically instead of racing the fetch. Both roles do it (same per-call overhead).
-        self.last_out = [self._clone(o.detach()) if type(o) is t.Tensor else o for o in outs]
+        self.last_out = [self._clone(tb.detach(o)) if type(o) is T else o for o in outs]
         if self.cuda:
             self._sync()
         self.last_unchanged = None  # computed by finish(), before the next request is served
         if not self.poison_bytes:
-            self.poison_bytes = [o.numel() * o.element_size() for o in outs if isinstance(o, t.Tensor)][:4]
+            self.poison_bytes = [tb.numel(o) * tb.element_size(o) for o in outs if type(o) is T][:4]
+        self._fwd_ns = elapsed_ns
         return {"ok": True, "ns": elapsed_ns, "enqueue_ns": enqueue_ns, "pre_ns": pre_ns, "tail_ns": tail_ns,
                 "native_threads": len(_listdir("/proc/self/task")),
                 "w_ns": _perf_ns() - w0, "bg_cpu_ns": self._bg_ns}
+
+    def _unpack(self, out: Any) -> tuple[list[Any], str]:
+        """``forward``'s return value as a list, still counted. The candidate's: exactly a
+        ``torch.Tensor`` or a plain tuple/list of them, checked by type without calling anything
+        of the object's (no iteration protocol, ``__len__``, ``__class__`` or repr of its own);
+        else the reason. The reference's (trusted): any tuple/list, as before."""
+        T, tp = self._T, type(out)
+        if tp is T:
+            return [out], ""
+        if tp is tuple or tp is list:
+            outs = list(out)  # a plain tuple/list: iterated in C
+            if self.role != "candidate":
+                return outs, ""
+            for i, o in enumerate(outs):
+                if type(o) is not T:
+                    return outs, (f"forward returned a {tp.__name__} whose item {i} is {type.__repr__(type(o))}, "
+                                  "not a plain torch.Tensor")
+            return outs, ""
+        if self.role != "candidate":
+            return (list(out) if isinstance(out, (tuple, list)) else [out]), ""
+        return [], (f"forward returned {type.__repr__(tp)}: only a plain torch.Tensor or a plain tuple/list of "
+                    "them is accepted (a subclass or another object runs its own code when read)")
+
+    def _release(self, out: Any, inputs: Any) -> None:
+        """Keep this call's objects (its return value, its inputs) and let the previous call's go:
+        their finalizers, ``__del__`` and weakref callbacks run here, inside this window. The
+        candidate's worker, whose collector is off, collects its young garbage here too."""
+        held, self._held = self._held, (out, inputs)
+        del held
+        if self._gc_off and _gc_count()[0] > GC_BATCH:
+            _gc_collect(0)
 
     def bg_report(self, req: dict[str, Any]) -> dict[str, Any]:
         """Other threads' CPU since the last call's window ended and since its prepare (the
@@ -260,7 +338,8 @@ class CallPath:
         if staged is not None:
             rep["inputs"] = staged
         if rep.get("ok") and self.role == "reference":  # sizes to poison before the candidate's calls
-            rep["out_bytes"] = [o.numel() * o.element_size() for o in self.last_out if isinstance(o, self.torch.Tensor)]
+            tb = self._tb
+            rep["out_bytes"] = [tb.numel(o) * tb.element_size(o) for o in self.last_out if type(o) is self._T]
         return rep
 
     def _equal_nan(self, a: Any, b: Any) -> bool:
@@ -273,8 +352,10 @@ class CallPath:
         return False
 
     def _arm(self, on: bool) -> None:
-        if self.opcount is not None and self._target == "candidate":
+        if self._counting():
             self.opcount.arm(on)
+            if on:
+                self._call_pending, self._probe_ok = True, False
 
 
 def _is_compile_exc(e: BaseException) -> bool:

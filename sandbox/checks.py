@@ -24,6 +24,8 @@ def failure_status(rep: dict[str, Any], oom_message: str) -> Status:
     that ran out of memory is ``rejected sandbox.resources`` instead (raised here)."""
     if rep.get("kind") == "hooks":
         raise Reject(Status.REJECTED, rules.HOOKS, f"the candidate's hooks were around a trusted step: {rep.get('error')}")
+    if rep.get("kind") == "output_type":  # not a plain tensor or a plain tuple/list of them (callpath._unpack)
+        raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, str(rep.get("error", ""))[:500])
     status = Status.COMPILE_ERROR if rep.get("kind") == "compile_error" else Status.RUNTIME_ERROR
     if status is Status.RUNTIME_ERROR and _is_oom(rep.get("error", "")):
         raise Reject(Status.REJECTED, rules.RESOURCES, oom_message, log=rep.get("error", ""))
@@ -197,6 +199,8 @@ class Checks:
         from sandbox.customcode import check_op_counts
 
         check_op_counts(self, phase, rep)
+        if rep.get("hooks"):
+            raise Reject(Status.REJECTED, rules.HOOKS, f"{phase}: {'; '.join(rep['hooks'][:3])}")
         for ev in rep.get("events", []):
             raise Reject(Status.REJECTED, ev["rule"], f"{phase}: blocked {ev['what']} (during {ev['phase']})",
                          events=rep["events"])

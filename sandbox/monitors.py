@@ -21,6 +21,8 @@ import threading
 import time
 from typing import Any
 
+from sandbox import linkcheck, tripwires
+
 _getattr_static = inspect.getattr_static  # captured before any candidate code is imported
 
 TOOLCHAIN_MARKERS = ("/triton/", "torch/utils/cpp_extension", "/cupy/", "/torch/_inductor/",
@@ -30,7 +32,8 @@ WATCHED_EVENTS = frozenset({
     "socket.gethostbyname", "socket.__new__", "open", "os.system", "subprocess.Popen", "os.exec",
     "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "pty.spawn", "gc.get_objects",
     "gc.get_referrers", "gc.get_referents", "sys._getframe", "sys._current_frames", "sys.settrace",
-    "sys.setprofile", "object.__setattr__", "ctypes.cdata",
+    "sys.setprofile", "object.__setattr__", "ctypes.cdata", "sys.addaudithook", "ctypes.dlsym",
+    "ctypes.dlsym/handle",
 })
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
@@ -56,11 +59,19 @@ class Monitor:
         self.watched_classes: tuple[type, ...] = ()
         self.identity: dict[str, Any] = {}
         self.threads_before: set[int] = set()
+        self.flag: Any = None  # the op counter's tripwire bits (sandbox/tripwires.py), when loaded
 
     # -- audit hook --------------------------------------------------------------------
     def _record(self, rule: str, what: str) -> None:
         if len(self.events) < 50:
             self.events.append({"rule": rule, "what": what[:300], "phase": self.phase})
+
+    def _tripped(self, bit: int, rule: str, what: str) -> None:
+        """A tripwire bit in the op counter (out of Python's reach), else a recorded event."""
+        if self.flag is not None:
+            self.flag(bit)
+        else:
+            self._record(rule, what)
 
     def _caller_is_candidate(self) -> bool:
         f = sys._getframe(2)
@@ -93,6 +104,18 @@ class Monitor:
             self._local.busy = False
 
     def _check(self, event: str, args: tuple[Any, ...]) -> None:
+        if event == "sys.addaudithook":
+            # an audit hook of the candidate's would run inside the worker's own steps (every
+            # audited event); refused: an exception derived from RuntimeError aborts the addition
+            self._tripped(256, "sandbox.hooks", "sys.addaudithook")
+            raise RuntimeError("kernel-harness sandbox: audit hooks are not allowed")
+        if event in ("ctypes.dlsym", "ctypes.dlsym/handle"):
+            name = args[1] if len(args) > 1 else None
+            cat = linkcheck.classify(name) if isinstance(name, str) else None
+            if cat in tripwires.DLSYM_BITS:
+                self._tripped(tripwires.DLSYM_BITS[cat], tripwires.RULES[tripwires.DLSYM_BITS[cat]][0],
+                              f"ctypes looked up {name}")
+            return
         if event in ("socket.connect", "socket.bind", "socket.getaddrinfo", "socket.sendto",
                      "socket.sendmsg", "socket.gethostbyname", "socket.__new__"):
             if event == "socket.__new__" and len(args) > 1 and args[1] == 1:  # AF_UNIX
@@ -205,7 +228,18 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     import socket
     import struct
 
-    from sandbox import arena, callpath, channel, control, hooks, profsummary, tensorfmt
+    from sandbox import (
+        arena,
+        callpath,
+        channel,
+        control,
+        counting,
+        hooks,
+        linkcheck,
+        ownhooks,
+        profsummary,
+        tensorfmt,
+    )
 
     d["socket.socket.sendall"] = socket.socket.sendall
     d["socket.socket.recv_into"] = socket.socket.recv_into
@@ -219,7 +253,8 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
         for k, v in vars(cls).items():
             if callable(v) and not k.startswith("__"):
                 d[f"sandbox.arena.{cls.__name__}.{k}"] = v
-    for mod in (arena, callpath, channel, hooks, profsummary, tensorfmt, sys.modules[__name__]):
+    for mod in (arena, callpath, channel, counting, hooks, linkcheck, ownhooks, profsummary, tensorfmt, tripwires,
+                sys.modules[__name__]):
         for k, v in vars(mod).items():
             if callable(v) and not k.startswith("__"):
                 d[f"{mod.__name__}.{k}"] = v
@@ -231,7 +266,8 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
     for k, v in worker_globals.items():
         if not k.startswith("__") and (callable(v) or isinstance(v, (int, float, str))):
             d[f"worker.{k}"] = v
-        if isinstance(v, type) and v.__module__ in (worker_globals.get("__name__"), __name__, callpath.__name__):
+        if isinstance(v, type) and v.__module__ in (worker_globals.get("__name__"), __name__, callpath.__name__,
+                                                     counting.__name__):
             # every method as the class resolves it (its own and inherited, e.g. Worker's
             # CallPath methods): a method set on the class or on a base both change it
             for mk in dir(v):

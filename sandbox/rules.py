@@ -18,6 +18,8 @@ TIMED_OUTPUT = "correctness.timed_output"  # T3: an output of a timed call is wr
 TORCH_FALLBACK = "custom_code.torch_compute"  # torch computes the answer (#2, #3)
 NO_CUSTOM_KERNEL = "custom_code.no_custom_kernel"  # no kernel of the candidate's own ran (#2)
 NO_REPLACEMENT = "custom_code.no_replacement"  # --rules partial: torch ran every compute op of the reference
+COUNTER_DISABLED = "custom_code.counter_disabled"  # the op counting was switched off or bypassed (issue 25, class 2)
+LIBRARY_COMPUTE = "custom_code.library_compute"  # a third-party library computed (numpy, BLAS, cuBLAS...) (class 3)
 
 # Timing integrity
 WALL_CLOCK = "timing.wall_clock"  # T4: parent's clock disagrees with reported times (#4, #5, #7)

@@ -14,26 +14,30 @@ The worker never judges: it returns raw data; the parent computes the verdict.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import time
 from typing import Any
 
 from sandbox import profsummary
-from sandbox.callpath import CallPath, _format_exc, _is_compile_exc, _listdir, _trunc
+from sandbox.callpath import CallPath, FrozenModule, _format_exc, _is_compile_exc, _listdir, _trunc
+from sandbox.counting import Counting
 from sandbox.workerchannel import private_channel
 
 _globals = globals
 
 
-class Worker(CallPath):
-    """The requests of either role; one call's path (prepare, go, finish) is in CallPath."""
+class Worker(CallPath, Counting):
+    """The requests of either role; one call's path (prepare, go, finish) is in CallPath, the
+    candidate's counting state in Counting."""
 
     def __init__(self, role: str, scratch: str, device: str, cache_root: str,
                  shared: list[str] | None = None) -> None:
         import torch
 
-        self.torch = torch
+        self.torch = FrozenModule(torch, nested=("cuda",))  # torch's functions as they were before any candidate code
+        self._torch_module = torch
         self.role = role
         self.scratch = scratch
         self.device = torch.device(device)
@@ -58,7 +62,33 @@ class Worker(CallPath):
         self._bg_ns = 0
         self._target = ""
         self._Event = torch.cuda.Event
-        self._sync = torch.cuda.synchronize
+        self._sync = getattr(torch._C, "_cuda_synchronize", None) or torch.cuda.synchronize  # device-wide, in C
+        # the worker's own tensor operations, bound before any candidate code: TensorBase is a C type
+        # (its methods cannot be replaced); torch.Tensor's are checked by sandbox/hooks.py
+        self._tb, self._T = torch._C.TensorBase, torch.Tensor
+        self._grad_enabled, self._set_grad = torch._C.is_grad_enabled, torch._C._set_grad_enabled
+        self._held: tuple[Any, Any] | None = None  # the last call's return value and inputs (callpath._release)
+        self._graveyard: list[Any] = []  # the candidate's models of earlier profiles, never released
+        self._gc_off = False  # the candidate's worker runs with the collector off (import_candidate)
+        # per-call records of the op counter (callpath._collect_call), reported with the monitor report
+        self._call_pending, self._probe_ok, self._fwd_ns = False, True, 0
+        self._calls: dict[Any, int] = {}
+        self._calls_overflow = self._probe_fail = self._own_ns = self._fwd_sum = 0
+        self._lib = [0, 0]  # bridge calls, numpy calls on arrays
+        self._own_namespaces: set[str] = set()
+        self._linked: dict[str, Any] = {}
+        self._scanned: set[str] = set()
+        self._wrapped: set[int] = set()
+        if role == "candidate":  # everything a later request imports, imported now (sys.modules is the candidate's to change)
+            from torch.profiler import ProfilerActivity, profile
+
+            from sandbox import control, ownhooks, tripwires
+            from sandbox.isolation import seccomp
+            from sandbox.task import exec_source
+
+            self._profile_cls, self._acts = profile, ProfilerActivity
+            self._Control, self._seccomp, self._exec_source = control.Control, seccomp, exec_source
+            self._ownhooks, self._tripwires = ownhooks, tripwires
         self._spin = torch._C._cuda_sleep if hasattr(torch._C, "_cuda_sleep") else None
         self._spin_rate = 0.0
         from sandbox import arena
@@ -77,6 +107,7 @@ class Worker(CallPath):
         self._equal = torch.equal
         self._clone = torch.Tensor.clone
         self._warm()
+        self._hooks.freeze()  # after the warm-up: its thread pools and profiler are the worker's own
 
     def _warm(self) -> None:
         """Start torch's thread pools, CUDA and the profiler before anything is counted."""
@@ -94,7 +125,12 @@ class Worker(CallPath):
 
     # -- requests ---------------------------------------------------------------------------
     def setup(self, req: dict[str, Any]) -> dict[str, Any]:
-        from sandbox.task import exec_source
+        if self.role == "candidate":
+            exec_source = self._exec_source
+            if self.models:
+                self._graveyard.append(self.models)  # never released: its finalizers never run in the worker's steps
+        else:
+            from sandbox.task import exec_source
 
         t = self.torch
         mod = exec_source(req["task_source"], req["task_path"], "_kh_task")
@@ -134,18 +170,25 @@ class Worker(CallPath):
             except Exception as e:  # noqa: BLE001 - the judge falls back to the profiled call
                 self.opcount_error = f"{type(e).__name__}: {e}"[:300]
         cr = self.cache_root
+        oc = self.opcount
+        if oc is not None:  # before the candidate: tripwires, library counts, what "its own" means
+            self._counting_setup(req, cr)
         mon = monitors.Monitor(
             req["candidate_path"],
             [self.scratch, "/tmp", os.environ.get("TMPDIR", "/tmp"),
              *(os.path.join(cr, sub) for sub in ("triton", "cupy", "torch_extensions"))],
             req.get("hidden", []), guarded=[cr], dynamic_allowed=buildcache.ACTIVE)
         mon.snapshot(globals())
+        mon.flag = oc.flag if oc is not None else None  # ctypes look-ups and audit hooks (sandbox/tripwires.py)
         monitors.install(mon)
         self.monitor = mon
         # bound now, so replacing Monitor's methods later cannot blank the reports
         self._mon_changed, self._mon_threads = mon.changed_identities, mon.new_python_threads
         self._mon_events = mon.events
         mon.phase = "import"
+        gc.disable()  # collected inside the windows only (sandbox/callpath.py: _release)
+        self._gc_off = True
+        self._hooks.freeze()  # the state the guards compare with: the worker's, before any candidate code
         t0 = time.perf_counter()
         try:
             with open(req["candidate_path"]) as f:
@@ -158,6 +201,8 @@ class Worker(CallPath):
                     "compile_s": buildcache.STATS["compile_s"]}
         finally:
             mon.phase = "run"
+        self._own_refresh(force=True)  # before the collection: the modules it made are young objects
+        gc.collect()  # the import's garbage, while candidate code may still run (its import)
         return {"ok": True, "import_s": time.perf_counter() - t0,
                 "compile_s": buildcache.STATS["compile_s"], "builds": buildcache.STATS["builds"],
                 "cache_hits": buildcache.STATS["hits"], "lite": buildcache.STATS["lite"],
@@ -195,14 +240,22 @@ class Worker(CallPath):
         return rep
 
     def profile(self, req: dict[str, Any]) -> dict[str, Any]:
-        from torch.profiler import ProfilerActivity, profile
-
-        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.cuda else [])
+        if self.role == "candidate":
+            profile, act = self._profile_cls, self._acts
+        else:
+            from torch.profiler import ProfilerActivity as act
+            from torch.profiler import profile
+        acts = [act.CPU] + ([act.CUDA] if self.cuda else [])
         prof = profile(activities=acts)
         rep = self.call(req, profiler=prof)
         if not rep.get("ok"):
             return rep
-        rep.update(profsummary.summarize(prof.events()))
+        rep.update(profsummary.summarize(prof.events(), own=self._own_namespaces))
+        rep["own_namespaces"] = sorted(self._own_namespaces)
+        oc = self.opcount
+        if oc is not None and self.role == "candidate":  # the counter's state is judged before the profile
+            rep["counter"] = {"flags": oc.flags(), "probe_failed": self._probe_fail + (not self._probe_ok),
+                              "rf_enabled": oc.rf_enabled()}
         return rep
 
     def peaks(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -223,7 +276,7 @@ class Worker(CallPath):
     def control(self, req: dict[str, Any]) -> dict[str, Any]:
         """Set up the control callable (sandbox/control.py) of the parent-clock cross-check: a
         spin of ``spin_us`` and blank outputs shaped like this worker's last outputs."""
-        from sandbox.control import Control
+        Control = self._Control
 
         if not self.cuda or self._spin is None or self._spin_rate <= 0:
             return {"ok": False, "kind": "protocol", "error": "the control needs a CUDA device and its spin"}
@@ -239,27 +292,33 @@ class Worker(CallPath):
             from sandbox import tritonwarm  # trusted code, no candidate loaded: before the seal
 
             pre["triton"] = tritonwarm.run(self.scratch)
+        if self.cand_mod is not None:
+            self._own_refresh(force=True)  # builds a warm-up call made (a lazy build) are the candidate's too
         try:
-            from sandbox.isolation import seccomp
-
-            seccomp.install(deny_exec=True)
+            self._seccomp.install(deny_exec=True)
             return {"ok": True, "sealed": True, "prewarm": pre}
         except Exception as e:  # noqa: BLE001 - no seccomp here (a container's profile): recorded
             return {"ok": True, "sealed": False, "why": f"{type(e).__name__}: {e}"[:300], "prewarm": pre}
 
     def monitor_report(self, req: dict[str, Any]) -> dict[str, Any]:
         m = self.monitor
-        return {
+        hooks = self._hooks.found(native=True)
+        oc = self.opcount
+        rep: dict[str, Any] = {
             "ok": True,
-            "aten_ops": self.opcount.take() if self.opcount is not None else None,
+            "aten_ops": oc.take() if oc is not None else None,
             "opcount_error": self.opcount_error,
             "events": list(self._mon_events) if m else [],
             "changed": self._mon_changed(_globals()) if m else [],
             "py_threads": self._mon_threads() if m else [],
             "native_threads": len(_listdir("/proc/self/task")),
             "c_entries": self._centries.changed(),
+            "hooks": hooks + [f"a kernel was registered over {op}, which the worker's own steps run"
+                              for op in self._hooks.dispatch_changed()],
         }
-
+        if oc is not None:
+            self._counting_report(rep, hooks)
+        return rep
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="sandbox.worker")

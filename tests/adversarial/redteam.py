@@ -101,25 +101,22 @@ def warm_build_cache(candidate: str | Path, cache_root: str | None = None) -> No
 
 
 R = rules
-# A thread that finishes the work late is caught either way, depending on a race: by the thread
-# monitors / parent clock (rejected), or, when it has not written the output yet at the moment the
-# parent reads it, by the poisoned output (incorrect). Both stop the cheat; the rule names which.
-# late work races the parent's reads of the output: whichever check reads it first unfinished
-# fires (poison: nonfinite; a finished-looking first trial, then an unfinished repeat of the same
-# seed: nondeterministic); which one depends on how fast checks are, not on the cheat
-_LATE_THREAD = ((REJECTED, INCORRECT), (R.THREADS, R.WALL_CLOCK, R.NONFINITE, R.TIMED_OUTPUT, R.TOLERANCE,
-                                        R.NONDETERMINISTIC))
+# A thread or pool that finishes the output 50 ms late: the worker snapshots the output as the call ends,
+# before the late work has written it, from memory the judge poisoned with NaN (nonfinite). Where
+# the allocator hands back memory the poison did not reach, the unfinished output is whatever was
+# there (tolerance): the short list's second rule, with that reason.
+_LATE_WORK = ((INCORRECT,), (R.NONFINITE, R.TOLERANCE))
 CPU_CHEATS: list[Case] = [
     Case("cheat_01_stale_memory", "relu", (INCORRECT,), (R.NONFINITE, R.TOLERANCE, R.TRIVIAL_OUTPUT), cheat="1"),
     Case("cheat_02a_torch_op", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
     Case("cheat_02b_subclass_model", "matmul", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
     Case("cheat_02c_grader_model", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="2"),
     Case("cheat_03_try_except_fallback", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="3"),
-    Case("cheat_05a_python_thread", "relu", *_LATE_THREAD, cheat="5"),
-    Case("cheat_05b_native_thread", "relu", *_LATE_THREAD, cheat="5"),
-    Case("cheat_05c_hidden_thread", "relu", *_LATE_THREAD, cheat="5"),
-    Case("cheat_05d_interop_pool", "relu", (REJECTED, INCORRECT),
-         _LATE_THREAD[1], cheat="5"),
+    Case("cheat_05a_python_thread", "relu", (REJECTED,), (R.THREADS,), cheat="5",
+         note="the static scan refuses the import of threading; 05b-05d test the runtime layers"),
+    Case("cheat_05b_native_thread", "relu", *_LATE_WORK, cheat="5"),
+    Case("cheat_05c_hidden_thread", "relu", *_LATE_WORK, cheat="5"),
+    Case("cheat_05d_interop_pool", "relu", *_LATE_WORK, cheat="5"),
     Case("cheat_06_lazy_output", "relu", (REJECTED, INCORRECT), (R.OUTPUT_TYPE,), cheat="6"),
     Case("cheat_07a_perf_counter", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="7"),
     Case("cheat_07b_timer_setattr", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="7"),
@@ -132,23 +129,24 @@ CPU_CHEATS: list[Case] = [
     Case("cheat_09a_inplace_inputs", "relu", (INCORRECT,), (R.INPUTS_MODIFIED,), cheat="9"),
     Case("cheat_09b_zero_inputs", "relu", (INCORRECT,), (R.INPUTS_MODIFIED,), cheat="9"),
     Case("cheat_10a_cache_by_shape", "relu", (INCORRECT,), (R.TOLERANCE, R.TIMED_OUTPUT), cheat="10"),
-    Case("cheat_10b_cache_by_ptr", "relu", (VALID, INCORRECT),
-         (None, R.TIMED_OUTPUT, R.TOLERANCE, R.NONDETERMINISTIC), cheat="10",
-         note="neutralised by fresh inputs: valid means the cache never hit and the timing is honest work; "
-              "when the allocator reuses an address the stale answer is caught by whichever check sees it "
-              "first (the seed run twice: nondeterministic; a timed call: timed_output)"),
+    Case("cheat_10b_cache_by_ptr", "relu", (INCORRECT,), (R.TOLERANCE, R.NONDETERMINISTIC, R.TIMED_OUTPUT),
+         cheat="10",
+         note="fresh blank inputs come back at a handful of addresses, so the cache hits and answers with another "
+              "seed's output from then on; the rule is the check that sees the first stale hit: a trial "
+              "(tolerance), the seed's repeat (nondeterministic), a sampled timed call or the re-check after "
+              "timing (timed_output)"),
     Case("cheat_11_batching", "relu", (INCORRECT,), (R.TIMED_OUTPUT, R.NONFINITE, R.TOLERANCE), cheat="11"),
-    Case("cheat_11b_precompute_in_inputs", "relu", (REJECTED, VALID),
-         (R.TIMER_PATCHED, R.RESULT_CHANNEL, R.WALL_CLOCK, None), cheat="11",
-         note="neutralised since F9's fix: the worker calls the get_inputs it captured at setup, so the "
-              "wrapper never runs and valid means the kernel did the work inside the timed window"),
+    Case("cheat_11b_precompute_in_inputs", "relu", (VALID,), (None,), cheat="11",
+         note="neutralised since issue 14 item 1: the candidate's worker never calls get_inputs; the wrapper's "
+              "path marks every later output NaN once it fires, so valid proves it never fired"),
     Case("cheat_12a_call_count", "relu", (INCORRECT,), (R.TIMED_OUTPUT,), cheat="12"),
     Case("cheat_12b_profiler_detect", "relu", (REJECTED,), (R.TORCH_FALLBACK, R.INTROSPECTION), cheat="12"),
     # caught by the aten-op counter armed on every call (sandbox/opcount.py), not the profiled call
     Case("cheat_12d_profiler_detect_hidden", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="12"),
-    Case("cheat_12e_seed_phase", "relu", (INCORRECT, VALID), (R.TIMED_OUTPUT, None), cheat="12",
-         note="neutralised since issue 14 item 1: no call's seed reaches the candidate's process (the reference "
-              "worker makes the inputs), so torch.initial_seed() never moves and valid means it computed honestly"),
+    Case("cheat_12e_seed_phase", "relu", (VALID,), (None,), cheat="12",
+         note="neutralised since issue 14 item 1: no call's seed reaches the candidate's process, so "
+              "torch.initial_seed() never moves; its tell is sticky once fired (the final re-check would catch "
+              "it), so valid proves it never fired"),
     Case("cheat_12c_stack_inspect", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="12"),
     Case("cheat_13a_gc_expected", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),
     Case("cheat_13b_gc_obfuscated", "relu", (REJECTED,), (R.INTROSPECTION,), cheat="13"),
@@ -164,11 +162,10 @@ CPU_CHEATS: list[Case] = [
          (R.NONFINITE, R.TOLERANCE, R.NONDETERMINISTIC), cheat="18"),
     Case("cheat_19b_outside", "relu", (REJECTED,), (R.NETWORK,), cheat="19"),
     Case("cheat_20a_fork_bomb", "relu", (REJECTED, TIMEOUT), (R.SUBPROCESS, R.RESOURCES, R.TIMEOUT), cheat="20"),
-    Case("cheat_20b_native_fork_bomb", "relu", (VALID, REJECTED, TIMEOUT), (None, R.RESOURCES, R.SUBPROCESS, R.TIMEOUT),
-         cheat="20", timeout_s=120,
+    Case("cheat_20b_native_fork_bomb", "relu", (VALID,), (None,), cheat="20", timeout_s=120,
          note="neutralised since session 7: the bomb runs at the second call, after the seal, which refuses new "
-              "processes; its fork() fails, it stops, and valid means no process started and the kernel is honest "
-              "(the watchdog's side is tests/evaluator/test_isolation.py, in the late order)"),
+              "processes; a fork that succeeded marks every later output NaN, so valid proves none did (the "
+              "watchdog's side is tests/evaluator/test_isolation.py, in the late order)"),
     Case("cheat_20c_memory_bomb", "relu", (REJECTED,), (R.RESOURCES,), cheat="20", timeout_s=300),
     Case("cheat_20d_infinite_loop", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="20", timeout_s=60),
     Case("cheat_36_out_rewrite", "relu", (REJECTED, INCORRECT), (R.THREADS, R.TOLERANCE, R.NONFINITE),

@@ -186,7 +186,7 @@ def test_tiny_output_fixture_is_flagged_by_the_suite_control():
     assert "zeros" in bad, bad
 
 
-@pytest.mark.parametrize("task", ["relu", "sum_dim", "matmul", "softmax", "conv2d", "gemm_bias_relu"])
+@pytest.mark.parametrize("task", ["relu", "sum_dim", "matmul", "softmax", "conv2d", "gemm_bias_relu", "mlp2"])
 def test_redteam_tasks_are_discriminative(task: str):
     assert discriminative_failures(load_task(TASKS / f"{task}.py"), "small") == []
 

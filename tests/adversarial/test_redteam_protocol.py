@@ -47,7 +47,7 @@ HOOK_CASES: list[tuple[Case, str]] = [
      "output snapshot: a torch function mode"),
     (Case("cheat_31_recordfunction_native", "relu", (REJECTED,), (R.HOOKS,), cheat="31"), "RecordFunction"),
 ]
-CLOCK_CASE = Case("cheat_32_c_clock_swap", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="32")
+CLOCK_CASE = Case("cheat_32_c_clock_swap", "relu", (REJECTED,), (R.TIMER_PATCHED,), cheat="32")
 # default timeout_s (900 s): the per-call deadlines must end them, not the wall limit
 HANG_CASES: list[Case] = [
     Case("cheat_33a_native_sleep_hang", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="33"),
@@ -203,9 +203,8 @@ def test_hooks_around_trusted_steps_are_rejected(case: Case, phrase: str):
 def test_c_clock_swap_is_rejected():
     """#32: perf_counter_ns's C entry point swapped under the same function object."""
     v = judge(CLOCK_CASE)
-    assert_caught(CLOCK_CASE, v)
-    if v.rule == R.TIMER_PATCHED:
-        assert "perf_counter_ns" in v.message, describe(v)
+    assert_caught(CLOCK_CASE, v)  # at the import's monitor report, before any call is timed
+    assert "perf_counter_ns" in v.message and v.message.startswith("import:"), describe(v)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in HANG_CASES])

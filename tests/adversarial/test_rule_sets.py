@@ -38,10 +38,15 @@ def test_level2_partial_solution_is_rejected_under_strict_and_valid_under_partia
     assert "aten::matmul" in strict.message
     v = judge(PARTIAL, "partial")
     assert v.status is Status.VALID, describe(v)
-    assert v.evidence["partial"] == {"reference_ops": {"matmul": 1, "relu": 1}, "torch_ops": {"matmul": 1},
-                                     "replaced": {"relu": 1}}
+    ev = v.evidence["partial"]
+    # nn.Linear's tree holds addmm (matmul and the bias add); torch.relu's holds clamp_min (relu)
+    assert (ev["reference_ops"], ev["torch_ops"], ev["replaced"]) == (
+        {"matmul": 1, "add": 1, "relu": 1}, {"matmul": 1}, {"add": 1, "relu": 1})
+    # every counted call: torch's GEMM only, and its own bias+relu kernel called
+    assert ev["calls"] and all(c["torch_ops"] == {"matmul": 1} and c["own_code"] for c in ev["calls"]), ev
     assert 0.0 < v.evidence["custom_share"] < 1.0  # its bias+relu kernel and the torch GEMM both took time
     assert "host time" in v.evidence["custom_share_basis"]
+    assert 0.0 < v.evidence["custom_share_counted"]["share"] < 1.0
 
 
 def test_every_reference_op_in_torch_beside_a_do_nothing_kernel_is_rejected_under_partial():

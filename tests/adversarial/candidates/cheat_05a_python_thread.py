@@ -1,6 +1,7 @@
 """Cheat #5 (background thread). Returns an empty output at once and lets a Python thread fill it
 after the timer has stopped.
-Task: relu. Expected: rejected timing.threads (or timing.wall_clock)."""
+Task: relu. Expected: rejected timing.threads (the static scan refuses the import of threading; the
+runtime layers behind it are tested by 05b-05d)."""
 
 import torch
 import torch.nn as nn

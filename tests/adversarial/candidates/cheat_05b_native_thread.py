@@ -1,6 +1,8 @@
 """Cheat #5 (background thread, native). The extension starts a detached std::thread that fills
-the output 200 us after forward() returned: invisible to Python's threading module.
-Task: relu. Expected: rejected timing.threads (or timing.wall_clock)."""
+the output 50 ms after forward() returned: invisible to Python's threading module.
+Task: relu. Expected: incorrect correctness.nonfinite: the worker snapshots the output as the call
+ends (the thread has not written it yet) and the allocator was poisoned with NaN before the call
+(correctness.tolerance where the allocator hands back memory the poison did not reach)."""
 
 import torch
 import torch.nn as nn
@@ -64,5 +66,5 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = torch.empty_like(x)
-        _lib.relu_into_detached(x.contiguous(), out, 200)
+        _lib.relu_into_detached(x.contiguous(), out, 50000)
         return out

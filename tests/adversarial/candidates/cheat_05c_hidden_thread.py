@@ -1,7 +1,10 @@
 """Cheat #5 (background thread, obfuscated). Starts a low-level thread through an import built
 from string pieces, so a scan for 'threading' finds nothing and threading.enumerate() does not
 list it.
-Task: relu. Expected: rejected timing.threads (or timing.wall_clock)."""
+The thread waits 50 ms, then fills the output.
+Task: relu. Expected: incorrect correctness.nonfinite: the output is snapshotted as the call ends,
+before the thread writes it, from memory the judge poisoned with NaN (correctness.tolerance where
+the allocator hands back memory the poison did not reach)."""
 
 import torch
 import torch.nn as nn
@@ -60,6 +63,12 @@ _lib = load_inline(
 # --- end of shared extension
 
 _spawn = getattr(__import__("_th" + "read"), "start_new_" + "thread")
+_pause = getattr(__import__("ti" + "me"), "sl" + "eep")
+
+
+def _late(x, out):
+    _pause(0.05)
+    _lib.relu_into(x, out)
 
 
 class ModelNew(nn.Module):
@@ -68,5 +77,5 @@ class ModelNew(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = torch.empty_like(x)
-        _spawn(_lib.relu_into, (x.contiguous(), out))
+        _spawn(_late, (x.contiguous(), out))
         return out

@@ -2,9 +2,13 @@
 a harness that reuses one input buffer gets the first answer back on every later call. With
 fresh inputs per call the cache only hits when the allocator happens to reuse an address,
 and then the answer is stale.
-Task: relu. Expected: neutralised (valid: the cache never hits, the timing is honest work) or
-incorrect when a reused address makes it hit (correctness.nondeterministic when the hit falls on
-the seed's second run, correctness.timed_output / tolerance when it falls on a timed call)."""
+Each call's inputs are fresh blank tensors, and the worker keeps a call's inputs until the next
+call's window, so the allocator hands back a handful of addresses in turn: the cache hits within
+the correctness trials and returns another seed's answer. Once it has hit it keeps answering from
+the cache (so a hit on an unchecked call is caught by a later check).
+Task: relu. Expected: incorrect, with the rule of whichever check sees the first stale hit:
+correctness.tolerance (a trial), correctness.nondeterministic (the seed's second run) or
+correctness.timed_output (a sampled timed call, or the re-check after timing)."""
 
 import torch
 import torch.nn as nn
@@ -73,7 +77,9 @@ class ModelNew(nn.Module):
         key = (x.data_ptr(), tuple(x.shape), x.dtype)
         hit = _CACHE.get(key)
         if hit is not None:
-            return hit
+            _CACHE["hit"] = hit
+        if "hit" in _CACHE and _CACHE["hit"].shape == x.shape:
+            return _CACHE["hit"]
         out = _lib.relu_new(x)
         _CACHE[key] = out
         return out

@@ -3,8 +3,10 @@ inside the candidate's process by calling the task module's get_inputs() just be
 starts the clock. The candidate wraps that function (found through sys.modules): the wrapper
 runs the real one, computes the answer right away (untimed) and remembers it; forward() then
 only returns the remembered tensor. Outputs are correct, the timed window is empty.
-Task: relu. Expected: rejected (timing.timer_patched / sandbox.result_channel for the patched
-function, or timing.wall_clock)."""
+Neutralised since issue 14 item 1: the reference worker makes every call's inputs, the candidate's
+worker never calls get_inputs, so the wrapper never runs. To show that, the wrapper's path leaves
+a mark once it fires: every later output is NaN (a valid verdict proves it never fired).
+Task: relu. Expected: valid (the kernel computes inside the timed window)."""
 
 import torch
 import torch.nn as nn
@@ -65,6 +67,7 @@ _lib = load_inline(
 
 _READY = {}
 _SEEN = [0]
+_FIRED = [False]
 
 
 def _arm():
@@ -93,8 +96,11 @@ class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hit = _READY.pop(id(x), None)
         _arm()  # (re-)arm the task module the judge loaded for this profile
+        if _FIRED[0]:
+            return torch.full_like(x, float("nan"))  # the mark: the path fired before
         if hit is not None and hit[0] is x:
             _READY.clear()
+            _FIRED[0] = True
             return hit[1]
         _READY.clear()
         return _lib.relu_new(x)

@@ -2,7 +2,10 @@
 call's inputs, so torch.initial_seed() tells the candidate which call this is: correctness
 trials use seeds close to the first one it saw, timed calls jump far ahead. It computes
 honestly near the first seed and returns its previous output on the far-away (timed) ones.
-Task: relu. Expected: incorrect correctness.timed_output (sampled timed outputs are checked)."""
+Neutralised since issue 14 item 1: no call's seed reaches the candidate's process (the reference
+worker makes the inputs), so torch.initial_seed() never moves. Once its tell fires it stays in
+"timed" mode, so the final re-check after timing would catch it (a valid verdict proves it never
+fired). Task: relu. Expected: valid."""
 
 import torch
 import torch.nn as nn
@@ -70,8 +73,8 @@ class ModelNew(nn.Module):
         seed = torch.initial_seed()
         if self.first is None:
             self.first = seed
-        far = abs(seed - self.first) > 100_000
-        if far and self.last is not None and self.last.shape == x.shape:
+        self.far = getattr(self, "far", False) or abs(seed - self.first) > 100_000  # sticky once it fires
+        if self.far and self.last is not None and self.last.shape == x.shape:
             return self.last
         self.last = _lib.relu_new(x)
         return self.last

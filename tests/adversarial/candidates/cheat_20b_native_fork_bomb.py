@@ -1,6 +1,9 @@
 """Cheat #20 (resource abuse: fork bomb below Python). Calls libc fork() through ctypes (no
 os.fork audit event) 9 times (512 processes); children sleep 30 s in libc and _exit.
-Task: relu. Expected: rejected sandbox.resources (or sandbox.subprocess / timeout)."""
+It bombs at its second call, after the seal, which refuses new processes: fork() fails at once. A
+fork that succeeded would leave a mark (every later output NaN), so a valid verdict proves no
+process started (the watchdog's side, in the late order, is tests/evaluator/test_isolation.py).
+Task: relu. Expected: valid."""
 
 import torch
 import torch.nn as nn
@@ -64,22 +67,28 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _bomb():
-    me = os.getpid()
+    me, started = os.getpid(), False
     for _ in range(9):
-        if _libc.fork() < 0:
+        pid = _libc.fork()
+        if pid < 0:
             break
+        started = started or pid > 0
     if _libc.getpid() != me:
         _libc.sleep(30)
         _libc._exit(0)
+    return started
 
 
 class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
         self.calls = 0
+        self.started = False
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         self.calls += 1
         if self.calls == 2:
-            _bomb()
+            self.started = _bomb()
+        if self.started:
+            return torch.full_like(x, float("nan"))  # the mark: a process started
         return _lib.relu_new(x)
