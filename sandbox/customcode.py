@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sandbox import partial, rules, tripwires
+from sandbox import kernelowners, partial, rules, tripwires
 from sandbox.atenops import ALLOWED_ATEN, disallowed  # noqa: F401 (re-exported)
 from sandbox.errors import Reject
 from sandbox.verdict import Status
@@ -78,6 +78,9 @@ def check_profiled_call(j: Judge, seed: int) -> None:
                          f"kernels ran on stream(s) {', '.join(other) or sorted(map(str, streams))} besides "
                          f"the timing stream {ts}; the timing events cover the current stream only",
                          streams=sorted(map(str, streams)), timing_stream=str(ts))
+        # whose kernels they were: the candidate's, a library's reached below the dispatcher, or code
+        # a library generated (issue 25 class 3 on CUDA; sandbox/kernelowners.py)
+        kernelowners.check(j, kernels, strict=j.cfg.rules != rules.PARTIAL)
 
 
 def check_op_counts(j: Judge, phase: str, rep: dict[str, Any]) -> None:

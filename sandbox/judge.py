@@ -24,6 +24,7 @@ from sandbox.isolation import get_launcher
 from sandbox.isolation.base import SandboxUnavailable
 from sandbox.isolation.process import outer_uid
 from sandbox.judgeenv import _errors_first, cache_root, environment, worker_limits  # noqa: F401 (used by prebuild, attribution)
+from sandbox.kernelowners import prewarm as _prewarm_kernel_names
 from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
 from sandbox.task import Task, TaskError
 from sandbox.tiers import WorkTier
@@ -98,6 +99,7 @@ class Judge(Checks):
         check = getattr(launcher, "check", None)
         if callable(check):
             check()  # IsolationUnavailable: a setup error, before any worker starts
+        _prewarm_kernel_names(self.cfg)  # the libraries' kernel names, listed while this judgement builds
         shared, own, trusted = buildcache.layout(cache_root(self.cfg), self.source)
         limits, ram = worker_limits(self.cfg)
         hide = list(self.cfg.hidden_paths)

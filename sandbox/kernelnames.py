@@ -142,7 +142,22 @@ def parse_symbols(text: str) -> list[str]:
     return [line.split()[-1] for line in text.splitlines() if "STT_FUNC" in line and "STO_ENTRY" in line]
 
 
+_mod_cache: dict[tuple[str, int, int], list[str]] = {}
+
+
 def module_symbols(path: str, cuobjdump: str, timeout: float = SYMBOLS_TIMEOUT_S) -> list[str]:
+    """Kernel symbols of one module, remembered by its path, size and time."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    key = (path, st.st_size, st.st_mtime_ns)
+    if key not in _mod_cache:
+        _mod_cache[key] = _list_symbols(path, cuobjdump, timeout)
+    return _mod_cache[key]
+
+
+def _list_symbols(path: str, cuobjdump: str, timeout: float) -> list[str]:
     try:
         p = subprocess.run([cuobjdump, "-symbols", path], capture_output=True, text=True, timeout=timeout,
                            errors="replace")

@@ -111,7 +111,10 @@ def summarize(events: Any, own: Iterable[str] = ()) -> dict[str, Any]:
         if ev is first_dev:  # the worker's marker kernel, not the forward's
             continue
         mine = launch_own.get(getattr(ev, "id", -1))
-        kernel_us["unknown" if mine is None else "custom" if mine else "aten"] += _us(ev)
+        by = "unknown" if mine is None else "custom" if mine else "aten"
+        kernel_us[by] += _us(ev)
+        k = kernels[ev.name[:200]].setdefault("by", {})  # who launched it (sandbox/kernelowners.py)
+        k[by] = k.get(by, 0) + 1
     return {"ops": ops, "kernels": kernels, "launches": launches, "timing_stream": timing_stream,
             "outer_compute": outer, "trees": trees, "aten_us": round(aten_us, 3),
             "kernel_us": {k: round(v, 3) for k, v in kernel_us.items()}}

@@ -212,6 +212,11 @@ GPU_CASES: list[Case] = [
               "freeze during checks and the per-call background-CPU median"),
     Case("gpu_probe_38_one_gpu", "relu", (VALID,), mode=Mode.FINAL,
          note="a judging worker sees its one GPU, as cuda:0 (refuses to run when it sees more)"),
+    Case("gpu_cheat_42a_cublas_dlsym", "matmul", (REJECTED,), (R.TORCH_FALLBACK,), cheat="42",
+         note="cuBLAS by names built at run time (the link check sees dlsym only): its kernels are cuBLAS's"),
+    Case("gpu_cheat_42b_inductor_relu", "relu", (REJECTED,), (R.LIBRARY_COMPUTE, R.TORCH_FALLBACK), cheat="42",
+         note="torch.compile's generated kernel, declared by no source of the candidate's; torch_compute where "
+              "the compiled graph still dispatches an aten op the counter sees first"),
     Case("honest_cuda_relu", "relu", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_sum", "sum_dim", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_matmul", "matmul", (VALID,), mode=Mode.FINAL),
