@@ -41,7 +41,6 @@ _listdir = os.listdir
 _gc_count, _gc_collect = gc.get_count, gc.collect
 MAX_TEXT = 20000
 GC_BATCH = 5000  # the candidate's worker collects young garbage inside a window once this much is pending
-_NOTHING: tuple[Any, ...] = ()
 
 
 class FrozenModule:

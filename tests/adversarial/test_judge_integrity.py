@@ -124,6 +124,21 @@ def test_gaming_the_partial_rule_set_is_rejected(case: Case, phrase: str):
     assert_caught(case, phrase, judge(case, rules="partial"))
 
 
+# the pure-Python variants (torch's ReLU, no CPU extension) judged on CUDA: the window's unpacking,
+# releases and probe on the GPU path (after the end event), the hooks checks with a CUDA context
+GPU_PORTABLE = ("cheat_38a_list_iter_late", "cheat_38c_fake_sequence", "cheat_38e_gc_callback",
+                "cheat_38f_cycle_finalizer", "cheat_38k_patch_tensor_copy", "cheat_39a_rf_off_python",
+                "cheat_39c_clear_callbacks")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize(("case", "phrase"), _params([(c, p) for c, p in CLASS1 + CLASS2 if c.candidate in GPU_PORTABLE]))
+def test_the_device_independent_attacks_are_caught_on_a_gpu(case: Case, phrase: str):
+    v = evaluate(load_task(case.task_path()), case.source(), config(case, device="cuda"))
+    assert_caught(case, phrase, v)
+
+
 def test_honest_candidate_with_a_tuple_and_python_glue_stays_valid():
     """A plain tuple output, numpy on shapes and Python scalars, a weakref of its own and a
     finalizer that does no compute: none of it is refused (strict, final mode, every shape)."""
