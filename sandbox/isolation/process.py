@@ -265,12 +265,18 @@ class ProcessHandle:
         self._watch.start()
 
     def _jail_tmp_bytes(self, kids: dict[int, list[int]]) -> int:
-        """What the jail's tmpfs (/tmp, /var/tmp, /dev/shm) holds: seen through PID 1's root."""
+        """What the jail's tmpfs (/tmp, /var/tmp, /dev/shm) holds: seen through PID 1's root.
+        Nothing before PID 1 has pivoted into the jail's root: until then its /tmp is the host's,
+        whose disk usage (tens of GB) is no worker's memory (the watchdog killed starting workers
+        for it, more often on a loaded machine, where that window is longer)."""
         if self.root is None:
             return 0
         try:
             c1 = kids[self.pid][0]
-            st = os.statvfs(f"/proc/{kids[c1][0]}/root/tmp")
+            tmp = f"/proc/{kids[c1][0]}/root/tmp"
+            if os.stat(tmp).st_dev == os.stat("/tmp").st_dev:  # not yet its own tmpfs
+                return 0
+            st = os.statvfs(tmp)
             return (st.f_blocks - st.f_bfree) * st.f_frsize
         except (KeyError, IndexError, OSError):
             return 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sandbox import rules
+from sandbox.checks import CHECK_BG_MIN_OVER, CHECK_BG_OVER_SHARE
 from sandbox.evaluate import evaluate
 from sandbox.task import load_task
 from sandbox.verdict import Mode, Status
@@ -30,13 +31,18 @@ def test_a_housekeeping_thread_that_wakes_inside_some_windows_is_not_a_rewrite()
     assert ev["enforced"] and ev["over"] >= 1 and ev["windows"] > 4 * ev["over"], ev
 
 
-def test_an_output_rewritten_after_every_call_is_over_in_every_window():
-    """The rewriter thread spins on the output region, so the window of every checked output is
-    over, whichever check ends the judgement: the check window itself (rejected timing.threads,
-    once CHECK_BG_MIN_OVER windows are over) or, when a fetch beat the rewrite, the comparison
-    (incorrect; the window of that check was over all the same)."""
+def test_an_output_rewritten_after_every_call_shows_in_the_windows_checked():
+    """The rewriter thread spins on the output region from import on, so the windows checked
+    carry its CPU, whichever check ends the judgement: the check window itself (rejected
+    timing.threads, once CHECK_BG_MIN_OVER windows and more than CHECK_BG_OVER_SHARE of them are
+    over) or, when a fetch beat the rewrite, the comparison (incorrect). Not every window is over
+    on a loaded box (3 of 6 were, once): the rule does not need them all."""
     v = _judge("cheat_36_out_rewrite")
     ev = v.evidence.get("check_bg_us", {})
-    assert ev.get("enforced") and ev["windows"] >= 1 and ev["over"] == ev["windows"], (describe(v), ev)
     assert (v.status, v.rule) in {(Status.REJECTED, rules.THREADS), (Status.INCORRECT, rules.TOLERANCE),
                                   (Status.INCORRECT, rules.NONFINITE)}, describe(v)
+    assert ev.get("enforced") and ev["windows"] >= 1 and ev["over"] >= 1 and ev["us"] > ev["allowed"], (describe(v), ev)
+    # the rule, both ways: windows over enough reject at once, with the window check's message;
+    # a rejection without them came from the timing phase's per-call background-CPU median
+    by_windows = ev["over"] >= CHECK_BG_MIN_OVER and ev["over"] > CHECK_BG_OVER_SHARE * ev["windows"]
+    assert by_windows == ("between the end of the call and its check" in v.message), (describe(v), ev)
