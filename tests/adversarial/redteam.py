@@ -214,9 +214,11 @@ GPU_CASES: list[Case] = [
          note="a judging worker sees its one GPU, as cuda:0 (refuses to run when it sees more)"),
     Case("gpu_cheat_42a_cublas_dlsym", "matmul", (REJECTED,), (R.TORCH_FALLBACK,), cheat="42",
          note="cuBLAS by names built at run time (the link check sees dlsym only): its kernels are cuBLAS's"),
-    Case("gpu_cheat_42b_inductor_relu", "relu", (REJECTED,), (R.LIBRARY_COMPUTE, R.TORCH_FALLBACK), cheat="42",
-         note="torch.compile's generated kernel, declared by no source of the candidate's; torch_compute where "
-              "the compiled graph still dispatches an aten op the counter sees first"),
+    Case("gpu_cheat_42b_inductor_relu", "relu", (REJECTED,), (R.HOOKS, R.LIBRARY_COMPUTE, R.TORCH_FALLBACK),
+         cheat="42", note="torch.compile's generated kernel: on an H200 refused at import (dynamo adds an audit "
+         "hook); were it not, the kernel is declared by no source of the candidate's"),
+    Case("gpu_cheat_42c_cupy_ufunc", "relu", (REJECTED,), (R.LIBRARY_COMPUTE,), cheat="42",
+         note="cupy's generated elementwise kernel, declared by no source of the candidate's"),
     Case("honest_cuda_relu", "relu", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_sum", "sum_dim", (VALID,), mode=Mode.FINAL),
     Case("honest_cuda_matmul", "matmul", (VALID,), mode=Mode.FINAL),
