@@ -11,6 +11,7 @@ import click
 from harness.cli.evalopts import allow_degenerate_option, rules_option
 from harness.llm.cli_options import llm_options
 from harness.methods.base import Budget
+from harness.tasksize import parse_sets, set_option
 
 
 @click.command("run")
@@ -126,6 +127,7 @@ from harness.methods.base import Budget
 )
 @rules_option()
 @allow_degenerate_option()
+@set_option()
 def cli(
     method: str,
     suite: str | None,
@@ -155,6 +157,7 @@ def cli(
     allow_degenerate: bool = False,
     seeds: int = 1,
     final_sessions: int | None = None,
+    sets: tuple[str, ...] = (),
 ) -> None:
     """Run METHOD over ops of the suite: search in feedback mode, re-judge each op's best kernel
     in final mode, store everything in RESULTS/harness.sqlite, print a summary table.
@@ -186,8 +189,9 @@ def cli(
     overrides = _eval_overrides(eval_options)
     if allow_degenerate:  # in every EvalConfig of the run (the policy) and in the run's stored config
         overrides["allow_degenerate"] = True
+    task_globals = parse_sets(sets)
     try:
-        _check_tasks(suite, ops, device, sandbox, rules, overrides)
+        _check_tasks(suite, ops, device, sandbox, rules, overrides, task_globals)
     except TaskSelectionError as e:
         raise click.UsageError(str(e)) from e
     _check_seed_kernels(seed_kernels)
@@ -225,6 +229,7 @@ def cli(
         final_sessions=final_sessions,
         seed_kernels=seed_kernels,
         archive=archive,
+        task_globals=task_globals,
     )
     failed = []
     for one in seed_configs(cfg, seeds):
@@ -318,14 +323,20 @@ def _value(v: str) -> Any:
 
 
 def _check_tasks(suite: str | None, ops: str | None, device: str, sandbox: str, rules: str,
-                 overrides: dict[str, Any]) -> None:
+                 overrides: dict[str, Any], task_globals: dict[str, Any] | None = None) -> None:
     """The task check (sandbox/taskcheck.py) of every op, at the profile its verdicts will use, before
-    anything runs: a degenerate task is one line and exit 2 unless --allow-degenerate."""
+    anything runs: a degenerate task is one line and exit 2 unless --allow-degenerate. Before it, the
+    ``--set`` globals (each must be some op's) and each op's size against this machine
+    (harness/tasksize.py), in final mode (its extra shapes too): one line and exit 2."""
     from harness.cli.evalopts import refuse_degenerate
     from harness.policy import eval_config
     from harness.runner.tasks import resolve_tasks
+    from harness.tasksize import apply_sets, refuse_oversize
 
     tasks = resolve_tasks(suite, [o.strip() for o in ops.split(",") if o.strip()] if ops else None)
+    tasks = apply_sets(tasks, task_globals or {})
+    refuse_oversize([(t, eval_config("final", device, task=t, sandbox=sandbox, rules=rules,
+                                     overrides=overrides)) for t in tasks])
     refuse_degenerate([(t, eval_config("feedback", device, task=t, sandbox=sandbox, rules=rules,
                                        overrides=overrides)) for t in tasks],
                       allow=bool(overrides.get("allow_degenerate")))

@@ -47,6 +47,7 @@ from harness.runner.resume import ResumedModel
 from harness.runner.stages import StageCountingModel, StageTally, proposal_stage
 from harness.runner.tasks import task_context
 from harness.store import OpMetadata, Results, config_key, session_key, sha256_text
+from harness.tasksize import record_globals
 from sandbox.contract import CandidateError, EvalConfig, Mode, Status, Task, Verdict
 
 
@@ -263,7 +264,7 @@ class OpRunner:
         except CandidateError as e:
             v = _failed(task, p.source, config, str(e), rule=None)
         v.durations_s.setdefault("harness_total", round(time.monotonic() - t0, 3))
-        return v, None
+        return record_globals(v, task), None
 
     # -- seed kernels and op parts -----------------------------------------------------------
     def _op_extras(self, task: Task, language: str, state: _OpState) -> dict[str, Any]:

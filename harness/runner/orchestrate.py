@@ -55,6 +55,9 @@ class RunConfig:
     # that start from one; an innovation archive file that persists across runs (ai-cuda-engineer)
     seed_kernels: str | None = None
     archive: str | None = None
+    # issue 26: module-level globals of the task files set for the run (--set NAME=VALUE; recorded in
+    # the run's config and in every verdict; harness/tasksize.py)
+    task_globals: dict[str, Any] = field(default_factory=dict)
 
 
 FINAL_SESSIONS_GPU = 3
@@ -103,7 +106,7 @@ def run(
             cfg.method, ProgramSettings(sandbox=cfg.isolate, hide=[str(Path(cfg.results).resolve())])
         )
     method_name = getattr(method, "name", cfg.method) or cfg.method
-    tasks = resolve_tasks(cfg.suite, cfg.ops)
+    tasks = run_tasks(cfg)
     budget = cfg.budget or Budget(evaluations=int(getattr(method, "default_budget", 45) or 45))
     if cfg.budget_limits:
         budget = dataclasses.replace(budget, **cfg.budget_limits)
@@ -131,6 +134,7 @@ def run(
             "llm_effective": llm_for_seed(cfg.llm, cfg.seed),
             "ops": [t.name for t in tasks],
             "final_sessions": n_final,
+            **({"task_globals": cfg.task_globals} if cfg.task_globals else {}),
             **recorded_settings(cfg, inner, budget, tasks, seeds, runs=method),
         },
         environment=env,
@@ -197,6 +201,13 @@ def run(
     failed = [r for r in op_results if r.status == "failed"]
     results.finish_run(info.run_id, error=f"{len(failed)} op(s) failed" if failed else None)
     return RunReport(run_id=info.run_id, results_path=results.path, ops=op_results)
+
+
+def run_tasks(cfg: RunConfig) -> list[Any]:
+    """The run's tasks, with its ``--set`` globals applied where a task file assigns them."""
+    from harness.tasksize import apply_known
+
+    return [apply_known(t, cfg.task_globals) for t in resolve_tasks(cfg.suite, cfg.ops)]
 
 
 # -- issue 30: what the run records about its method, and the order of its ops --------------
