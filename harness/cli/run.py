@@ -231,10 +231,25 @@ def cli(
         archive=archive,
         task_globals=task_globals,
     )
+    from harness.runner.stop import RunInterrupted, sigterm_raises
+
     failed = []
-    for one in seed_configs(cfg, seeds):
+    configs = seed_configs(cfg, seeds)
+    for i, one in enumerate(configs):
         try:
-            report = run(one)
+            with sigterm_raises():  # SIGTERM as SIGINT: the run is stored interrupted (runner/stop.py)
+                report = run(one)
+        except RunInterrupted as e:
+            click.echo(f"harness: run {e.run_id} {e.reason}; stored as interrupted; resume with: "
+                       f"{_resume(cfg, seeds, one, e.run_id, configs[i + 1:])}", err=True)
+            sys.exit(e.exit_code)
+        except KeyboardInterrupt as e:  # before the run was recorded: nothing to resume
+            from harness.runner.stop import signal_reason
+
+            reason, code = signal_reason(e)
+            click.echo(f"harness: {reason} before run {one.run_id or ''} began; nothing was stored".replace("  ", " "),
+                       err=True)
+            sys.exit(code)
         except (UnknownMethod, TaskSelectionError) as e:
             raise click.UsageError(str(e)) from e
         except StoreError:  # an unusable --results, a resumed run given another --rules: one line, exit 2
@@ -242,10 +257,17 @@ def cli(
         except ValueError as e:
             raise click.ClickException(str(e)) from e
         click.echo(report.table())
+        if report.errors():  # in full: the table's status column has room for its first words only
+            click.echo("\nerrors:\n" + report.errors())
         click.echo(
             f"\nrun {report.run_id} (seed {one.seed}): results in {report.results_path}"
             f"{' (offline model: dry run)' if llm_spec.startswith('offline') else ''}"
         )
+        if report.stopped:  # an LLM outage (runner/stop.py): what was found is final-judged
+            click.echo(f"harness: run {report.run_id} stopped: {report.stopped.splitlines()[0]}; the valid "
+                       "kernels found so far were final-judged; resume with: "
+                       f"{_resume(cfg, seeds, one, report.run_id, configs[i + 1:])}", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         if report.failed:
             failed.append(report)
     for report in failed:
@@ -255,6 +277,26 @@ def cli(
         )
     if failed:
         sys.exit(1)
+
+
+EXIT_INTERRUPTED = 3  # an LLM outage stopped the run (130: SIGINT, 143: SIGTERM); resumable
+
+
+def _resume(cfg: Any, seeds: int, one: Any, run_id: str, later: list[Any]) -> str:
+    """The command that resumes ``run_id``: this command with ``--run-id`` (with ``--seeds N`` and
+    an id given, the same id resumes every seed; without one, this seed alone, then the rest)."""
+    from harness.runner.stop import resume_command
+
+    argv = ["harness", *click.get_current_context().meta.get("harness.argv", ["run"])]
+    if seeds == 1:
+        return resume_command(argv, run_id)
+    if cfg.run_id:
+        return resume_command(argv, cfg.run_id)
+    cmd = resume_command(argv, run_id, seed=one.seed)
+    if later:
+        rest = resume_command(argv, None, seed=later[0].seed)
+        cmd += f" (then the seeds not begun: {rest} --seeds {len(later)})"
+    return cmd
 
 
 def seed_configs(cfg: Any, seeds: int) -> list[Any]:

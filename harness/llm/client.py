@@ -17,7 +17,7 @@ from typing import Any
 
 import openai
 
-from harness.llm.base import CallContext, ChatResult, LLMError
+from harness.llm.base import CallContext, ChatResult, LLMError, TransientError
 from harness.llm.config import LLMConfig
 
 try:  # the openai SDK's HTTP library (httpx, renamed httpx2 in newer SDKs)
@@ -26,8 +26,7 @@ except ImportError:  # pragma: no cover
     import httpx as _httpx  # type: ignore[no-redef]
 
 
-class TransientError(LLMError):
-    """Still failing after every retry (rate limit, server error, timeout, bad response)."""
+__all__ = ["OpenAIClient", "TransientError"]  # TransientError lives in base.py (the runner catches it)
 
 
 class OpenAIClient:
