@@ -168,6 +168,10 @@ def cli(
       harness run --method best-of-n --llm openai:gpt-4.1 --ops relu,softmax --budget 45
       harness run --method evoengineer --run-id RUN   # resume: finished ops are skipped
       harness run --method evoengineer --llm openai:gpt-4.1 --suite level1 --seeds 3
+
+    Exit status: 0 every op finished, 1 some op failed, 2 unusable input, 3 an LLM outage stopped
+    the run (what was found is final-judged), 130 / 143 SIGINT / SIGTERM stopped it; after 3, 130
+    and 143 the run is stored interrupted and the resume command is printed.
     """
     from harness.methods.registry import UnknownMethod
     from harness.runner import RunConfig, run
