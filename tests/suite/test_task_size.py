@@ -1,5 +1,5 @@
 """A task too big for this machine, and ``--set NAME=VALUE`` (issue 26, item 1), with KernelBench's
-19_ReLU unchanged (tests/fixtures/kernelbench/level1/19_ReLU.py: batch_size=4096, dim=393216, a
+19_ReLU unchanged (tests/fixtures/kernelbench-fullsize/19_ReLU.py: batch_size=4096, dim=393216, a
 6.0 GiB float32 input): on a CPU it is refused in one line within seconds, before any worker
 starts (it used to run 186 s and end in a worker's traceback), naming the need, the limit and the
 ``--set`` that fixes it; with ``--set batch_size=16 --set dim=16384`` the same file is judged, and
@@ -20,7 +20,7 @@ from sandbox.task import load_task
 from sandbox.verdict import Verdict
 from tests.support.cli import REPO, harness, invoke
 
-RELU19 = REPO / "tests" / "fixtures" / "kernelbench" / "level1" / "19_ReLU.py"
+RELU19 = REPO / "tests" / "fixtures" / "kernelbench-fullsize" / "19_ReLU.py"
 GIB = 2**30
 TORCH_RELU = ("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
               "    def forward(self, x):\n        return torch.relu(x)\n")
