@@ -247,11 +247,11 @@ def cli(
             click.echo(f"harness: run {e.run_id} {e.reason}; stored as interrupted; resume with: "
                        f"{_resume(cfg, seeds, one, e.run_id, configs[i + 1:])}", err=True)
             sys.exit(e.exit_code)
-        except KeyboardInterrupt as e:  # before the run was recorded: nothing to resume
+        except KeyboardInterrupt as e:  # before the run began its ops: nothing judged, nothing to resume
             from harness.runner.stop import signal_reason
 
             reason, code = signal_reason(e)
-            click.echo(f"harness: {reason} before run {one.run_id or ''} began; nothing was stored".replace("  ", " "),
+            click.echo(f"harness: {reason} before the run began its ops; run the command again to start it",
                        err=True)
             sys.exit(code)
         except (UnknownMethod, TaskSelectionError) as e:

@@ -107,3 +107,20 @@ def test_set_rewrites_the_globals_where_the_file_assigns_them():
     relu = load_task(REPO / "reference_ops" / "activation" / "relu.py")
     assert relu.with_globals({"DIM": 64}).shapes["small"] == {"BATCH": 16}
     assert relu.with_globals({"DIM": 64}).data_size("small").inputs == 16 * 64 * 4
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_the_full_size_file_fits_and_a_bigger_one_is_refused_against_the_gpus_memory():
+    """On an 80 GB H100 19_ReLU as published fits (both workers: 7 x 6.0 GiB = 42 GiB on the device,
+    the arena's 24 GiB in host RAM); four times its batch does not, against the GPU's memory read
+    from nvidia-smi (the parent process never initialises CUDA for it)."""
+    cfg = EvalConfig(device="cuda", profile="default")
+    task = load_task(RELU19)
+    check = task.size_check(cfg)
+    assert check.fits, check
+    r = invoke("eval", RELU19, RELU19, "--device", "cuda", "--set", "batch_size=16384")
+    assert r.exit_code == 2, r.output
+    line = r.output.strip().splitlines()[-1]
+    assert "too big to judge on cuda: one judgement needs at least 168.0 GiB" in line, line
+    assert "above the GPU's memory (" in line and "shrink it with --set " in line and "or judge it on a GPU" not in line
