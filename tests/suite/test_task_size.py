@@ -124,3 +124,22 @@ def test_on_a_gpu_the_full_size_file_fits_and_a_bigger_one_is_refused_against_th
     line = r.output.strip().splitlines()[-1]
     assert "too big to judge on cuda: one judgement needs at least 168.0 GiB" in line, line
     assert "above the GPU's memory (" in line and "shrink it with --set " in line and "or judge it on a GPU" not in line
+
+
+def test_on_cuda_the_limit_is_the_gpus_memory_from_nvidia_smi(monkeypatch):
+    """The GPU path on a CPU box: nvidia-smi's answer stands in for an 80 GB card, /proc/meminfo's for
+    the H100 machine's 128 GiB of RAM."""
+    import sandbox.judgeenv
+    import sandbox.machine
+    from harness.tasksize import refuse_oversize
+    from harness.usererror import UserError
+
+    monkeypatch.setattr(sandbox.machine, "nvidia_smi", lambda field: "81559 MiB" if field == "memory.total" else None)
+    monkeypatch.setattr(sandbox.judgeenv, "mem_total", lambda: 128 * GIB)
+    cfg = EvalConfig(device="cuda", profile="default")
+    assert load_task(RELU19).size_check(cfg).fits  # 42 GiB on the device, 24 GiB of arena in host RAM
+    big = load_task(RELU19).with_globals({"batch_size": 16384})
+    with pytest.raises(UserError) as e:
+        refuse_oversize([(big, cfg)])
+    assert "too big to judge on cuda: one judgement needs at least 168.0 GiB" in str(e.value)
+    assert "above the GPU's memory (79.6 GiB)" in str(e.value) and "judge it on a GPU" not in str(e.value)
