@@ -45,7 +45,7 @@ from harness.policy import eval_config
 from harness.runner.metering import make_meter, metered
 from harness.runner.resume import ResumedModel
 from harness.runner.stages import StageCountingModel, StageTally, proposal_stage
-from harness.runner.stop import OUTAGE, SIGNAL, OutageWatch, RunStop, signal_reason
+from harness.runner.stop import OUTAGE, SIGNAL, OutageWatch, RunStop, RunStopped, signal_reason
 from harness.runner.tasks import task_context
 from harness.store import OpMetadata, Results, config_key, session_key, sha256_text
 from harness.tasksize import record_globals
@@ -141,12 +141,13 @@ class OpRunner:
         ctx = dataclasses.replace(ctx, extras={**ctx.extras, **self._op_extras(task, ctx.language, state)})
         evaluate = self._evaluate_fn(task, meter, state)
         error = None
+        stopped_here = False  # the method ended because the run stopped (stop.py), not on its budget
         gen = self.method.optimize(ctx, llm, evaluate, self.s.budget)
         try:
             for proposal in gen:  # a step of the method; the proposal came in through evaluate
                 _check_submitted(self.method, proposal)
-        except (BudgetExhausted, TransientError):  # an outage: the run stops (stop.py)
-            pass
+        except (BudgetExhausted, TransientError) as e:  # TransientError: an outage, the run stops
+            stopped_here = isinstance(e, (RunStopped, TransientError))
         except LLMError as e:
             error = f"LLM error: {e}"
         except Exception as e:  # noqa: BLE001 - one op's failure must not end the run
@@ -162,7 +163,8 @@ class OpRunner:
         }
         final = final_id = None
         sessions: list[Verdict] = []
-        halted = self.stop.stopped and self.stop.kind  # ended by the run's stop, not by its budget
+        # ended by the run's stop (or failed while it stopped: a method program cut off from the LLM)
+        halted = self.stop.kind if self.stop.stopped and (stopped_here or error is not None) else None
         if halted:  # an outage final-judges what was found; a signal judges nothing more
             error = f"{self.stop.reason}" + (f"\n(the method then: {error})" if error else "")
         if (error is None or halted == OUTAGE) and state.best_id is not None:
