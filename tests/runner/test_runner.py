@@ -314,3 +314,22 @@ def test_ctrl_c_with_jobs_stops_the_ops_in_flight_without_final_judgements(tmp_p
     ops = {o.op: o.status for o in res.list_ops("c")}
     assert (ops["relu"], ops["softmax"], ops.get("sum_dim", "pending")) == ("interrupted", "interrupted", "pending")
     assert all(c[2] == "feedback" for c in judge.calls) and len(judge.calls) <= 3  # the 2 + one under way
+
+
+def test_set_globals_reach_the_judged_task_the_run_config_and_every_verdict(tmp_path):
+    """``harness run --set DIM=64``: the judge gets relu with DIM=64 (every profile), the run records
+    the values, each stored verdict carries them (``evidence["task_globals"]``)."""
+    seen = []
+
+    class Sizes(Judge):
+        def __call__(self, task, source, config):
+            seen.append((task.module_globals()["DIM"], task.shapes.get(config.profile, {}).get("DIM")))
+            return super().__call__(task, source, config)
+
+    run(RunConfig(method="best-of-n", ops=["relu"], budget=Budget(evaluations=2), results=tmp_path, run_id="g",
+                  progress=False, task_globals={"DIM": 64}), judge=Sizes())
+    assert seen and all(s == (64, None) for s in seen)  # the file's DIM set, no profile's own DIM left
+    res = Results.open(tmp_path)
+    assert res.get_run("g").config["task_globals"] == {"DIM": 64}
+    verdicts = res.list_verdicts("g", "relu")
+    assert verdicts and all(v.verdict.evidence["task_globals"] == {"DIM": 64} for v in verdicts)
