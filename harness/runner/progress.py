@@ -25,6 +25,7 @@ from harness.stats import combine_sessions
 from harness.statusline import StatusLines
 
 BUILD_NOTE = "its C++/CUDA extension builds first unless cached (20-60 s a build on 2 cores)"
+FINAL_NOTE = "hidden seeds, extra shapes, the full timing protocol (1-2 min on 2 cores)"
 
 
 class Progress(StatusLines):
@@ -56,7 +57,9 @@ class Progress(StatusLines):
             self._announced.add(op)
             if not (self._tty or first or label.startswith("final")):
                 return
-            self._emit(f"{self._head(op)}: {label}: judging" + (f"; {BUILD_NOTE}" if native else ""))
+            final = label.startswith("final")  # a kernel judged before: its build is kept (the same source)
+            note = f"; {FINAL_NOTE}" if final else f"; {BUILD_NOTE}" if native else ""
+            self._emit(f"{self._head(op)}: {label}: judging{note}")
 
     def judged(self, op: str, label: str, verdict: Any) -> None:
         """A judgement ended: a line when it compiled an extension (time, and the run's total)."""
