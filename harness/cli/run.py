@@ -234,6 +234,7 @@ def cli(
         seed_kernels=seed_kernels,
         archive=archive,
         task_globals=task_globals,
+        command=["harness", *click.get_current_context().meta.get("harness.argv", ["run"])],
     )
     from harness.runner.stop import RunInterrupted, sigterm_raises
 

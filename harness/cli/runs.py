@@ -139,7 +139,7 @@ def show_cmd(run_id: str, results: str, fmt: str | None) -> None:
     cols = ["op", "status", "trials", "valid", "final_status", "speedup_eager", "speedup_compile",
             "speedup_vs_seed"]
     click.echo(format_table(ops, cols) if ops else "(no ops recorded)")
-    notes = op_errors_text(ops, run.config.get("ops") or [])
+    notes = op_errors_text(ops, run.config.get("ops") or [], resume_hint(run))
     if notes:
         click.echo(notes)
 
@@ -169,15 +169,26 @@ def export_cmd(run_ids: tuple[str, ...], results: str, fmt: str | None, out: str
         sys.stdout.write(text)
 
 
-def op_errors_text(ops: list[dict[str, Any]], planned: list[str]) -> str:
-    """Below the table: each op's error in full, the ops not begun, and how to resume ("" if none)."""
+def resume_hint(run: Any) -> str:
+    """The command that resumes ``run`` (from the command line it recorded), or how to make it."""
+    from harness.runner.stop import resume_command
+
+    command = run.config.get("command")
+    if not command:
+        return f"rerun the run's `harness run` command with --run-id {run.run_id}"
+    multi = any(a == "--seeds" or a.startswith("--seeds=") for a in command)
+    return resume_command(command, run.run_id, seed=run.seed if multi else None)
+
+
+def op_errors_text(ops: list[dict[str, Any]], planned: list[str], resume: str = "") -> str:
+    """Below the table: each op's error in full, the ops not finished, and how to resume ("" if none)."""
     lines = [f"{o['op']} ({o['status']}): {o['error'].strip()}" for o in ops if o.get("error")]
     out = ("\nerrors:\n" + "\n".join(lines)) if lines else ""
     status = {o["op"]: o["status"] for o in ops}
     waiting = [op for op in (planned or list(status)) if status.get(op) != "finished"]
     if waiting:
-        out += (f"\nnot finished: {', '.join(waiting)}; resume: rerun the run's `harness run` command with "
-                "--run-id (finished ops are skipped, nothing is judged twice)")
+        out += (f"\nnot finished: {', '.join(waiting)}; resume (finished ops are skipped, nothing is judged "
+                f"twice): {resume or 'rerun its `harness run` command with --run-id'}")
     return out
 
 

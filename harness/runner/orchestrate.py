@@ -59,6 +59,7 @@ class RunConfig:
     # issue 26: module-level globals of the task files set for the run (--set NAME=VALUE; recorded in
     # the run's config and in every verdict; harness/tasksize.py)
     task_globals: dict[str, Any] = field(default_factory=dict)
+    command: list[str] | None = None  # the command line that started it (`runs show` prints the resume command)
 
 
 FINAL_SESSIONS_GPU = 3
@@ -141,6 +142,7 @@ def run(
             "ops": [t.name for t in tasks],
             "final_sessions": n_final,
             **({"task_globals": cfg.task_globals} if cfg.task_globals else {}),
+            **({"command": cfg.command} if cfg.command else {}),
             **recorded_settings(cfg, inner, budget, tasks, seeds, runs=method),
         },
         environment=env,

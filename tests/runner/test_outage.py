@@ -86,7 +86,7 @@ def test_an_llm_outage_stops_the_run_final_judges_what_was_found_and_resumes(tmp
     show = harness("runs", "show", run_id, "--results", results)
     assert show.returncode == 0 and "Traceback" not in show.stdout + show.stderr
     assert f"relu (interrupted): {relu_error.strip()}" in show.stdout
-    assert "not finished: relu; resume:" in show.stdout
+    assert f"not finished: relu; resume (finished ops are skipped, nothing is judged twice): {resume}" in show.stdout
     listed = [ln for ln in harness("runs", "list", "--results", results).stdout.splitlines() if ln.startswith(run_id)]
     assert len(listed) == 1 and " interrupted " in listed[0] and " 0/1 " in listed[0], listed
     # the endpoint back, the printed command resumes the run to its end; nothing judged twice
