@@ -88,12 +88,16 @@ def apply_known(task: Task, sets: dict[str, Any]) -> Task:
 
 def refuse_oversize(items: Sequence[tuple[Task, Any]]) -> None:
     """One line (UserError, exit 2) for the first task that does not fit this machine under
-    its config: what one judgement needs, the limit, and the ``--set`` that fixes it."""
+    its config: what one judgement needs, the limit, and the ``--set`` that fixes it (and how many
+    more of ``items`` do not fit)."""
+    bad = []
     for task, config in items:
         check = task.size_check(config)
-        if check is None or check.fits:
-            continue
-        raise UserError(oversize_message(task, config, check))
+        if check is not None and not check.fits:
+            bad.append((task, config, check))
+    if bad:
+        more = f" ({len(bad) - 1} more task(s) too big here)" if len(bad) > 1 else ""
+        raise UserError(oversize_message(*bad[0]) + more)
 
 
 def oversize_message(task: Task, config: Any, check: Any) -> str:
