@@ -20,6 +20,7 @@ task at its default shapes.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import itertools
 import math
@@ -63,6 +64,8 @@ class Task:
     meta: OpMeta
     shapes: dict[str, dict[str, Any]] = field(default_factory=dict)  # profile -> overrides
     kernelbench: bool = False  # True when the file carries no META (plain KernelBench task)
+    # module-level globals overridden by ``with_globals`` (``--set NAME=VALUE``): recorded by the caller
+    globals_set: dict[str, Any] = field(default_factory=dict)
 
     @property
     def sha256(self) -> str:
@@ -108,6 +111,230 @@ class Task:
         for expr in (self.meta.flops, self.meta.bytes):
             out.append(float(eval(expr, {"__builtins__": {}}, env)) if expr else None)  # noqa: S307
         return out[0], out[1]
+
+
+    # -- issue 26: a task's size, and its globals set from the command line ------------------
+    def module_globals(self) -> dict[str, Any]:
+        """Every name a top-level assignment of the file binds (``META``, ``SHAPES`` and private
+        names left out) -> its literal value, or ``...`` where the value is an expression."""
+        return module_globals(self.source)
+
+    def with_globals(self, values: dict[str, Any]) -> Task:
+        """This task with module-level globals overridden (``--set NAME=VALUE``): a line
+        ``NAME = VALUE`` is inserted after each top-level assignment of NAME, so later globals
+        computed from it follow, and every shape profile's own value of NAME is dropped (the
+        value set wins everywhere). The source (and so ``sha256``) changes; ``globals_set``
+        records the values. Raises TaskError for a NAME the file does not assign at top level."""
+        if not values:
+            return self
+        known = module_globals(self.source)
+        bad = [n for n in values if n not in known]
+        if bad:
+            raise TaskError(f"{self.path}: --set {bad[0]}: not a module-level global of the file; "
+                            f"its globals: {_globals_text(known) or 'none'}")
+        tree = ast.parse(self.source, filename=str(self.path))
+        after: dict[int, list[str]] = {}  # line number (1-based) -> assignments inserted after it
+        for node in tree.body:
+            for name in _assigned(node):
+                if name in values:
+                    after.setdefault(node.end_lineno or node.lineno, []).append(
+                        f"{name} = {values[name]!r}  # set by --set")
+        lines = self.source.splitlines(keepends=True)
+        out: list[str] = []
+        for i, line in enumerate(lines, start=1):
+            out.append(line if line.endswith("\n") else line + "\n")
+            out.extend(ln + "\n" for ln in after.get(i, []))
+        shapes = {p: {k: v for k, v in o.items() if k not in values} for p, o in self.shapes.items()}
+        return dataclasses.replace(self, source="".join(out), shapes=shapes,
+                                   globals_set={**self.globals_set, **values})
+
+    def data_size(self, profile: str = "default") -> DataSize | None:
+        """The bytes of one call's inputs, of its outputs and of the model's weights at
+        ``profile``, computed on torch's meta device (nothing allocated, nothing run on a device;
+        ``.cuda()`` / ``device=`` inside the file are kept on meta). None when the file's
+        inputs cannot be made there; ``outputs`` None when only its forward cannot run there."""
+        return data_size(self, profile)
+
+    def size_check(self, config: Any) -> SizeCheck | None:
+        """Whether judging this task under ``config`` fits this machine (``size_check``)."""
+        return size_check(self, config)
+
+
+@dataclass(frozen=True)
+class DataSize:
+    """One call's data at a profile (``Task.data_size``), in bytes."""
+
+    profile: str
+    inputs: int
+    outputs: int | None  # None: the forward does not run on the meta device (not counted)
+    weights: int  # parameters and buffers of Model(*get_init_inputs())
+
+    def worker_need(self, cuda: bool) -> int:
+        """A lower bound of what the judge holds for this call in the reference worker (its
+        private memory on a CPU, the device's memory on a GPU): the inputs it made and keeps to
+        check the candidate's call against, the call's own input tensors, the output and the
+        snapshot taken of it after the call, and the weights (docs/evaluator.md "Task size").
+        On a GPU the candidate's worker shares the device: its input tensors, output and
+        snapshot, and its own weights are added."""
+        out = self.outputs or 0
+        need = 2 * self.inputs + 2 * out + self.weights
+        if cuda:
+            need += self.inputs + 2 * out + self.weights
+        return need
+
+    def arena(self) -> int:
+        """The shared memory the parent maps for the call (sandbox/arena.py): the reference's
+        and the candidate's inputs, and the output region (twice the output, its bound)."""
+        return 2 * self.inputs + 2 * (self.outputs or 0)
+
+
+TORCH_AS = 2**30  # address space torch itself maps in a worker, at least (sandbox/judgeenv.py)
+
+
+@dataclass(frozen=True)
+class SizeCheck:
+    """Whether one judgement of a task fits this machine (``size_check``): the binding need
+    against its limit, both in bytes, and the limit in words."""
+
+    size: DataSize  # the profile that needs the most
+    need: int
+    limit: int
+    limit_text: str
+
+    @property
+    def fits(self) -> bool:
+        return self.need <= self.limit
+
+
+def size_check(task: Task, config: Any) -> SizeCheck | None:
+    """The task's data at the profiles ``config`` judges (the base profile; its extra shapes in
+    final mode) against this machine's limits for a judgement: on a CPU the judging worker's
+    memory limit and address-space limit (sandbox/judgeenv.py ``worker_limits``: the arena is
+    mapped in the reference worker), on a GPU the device's memory (from nvidia-smi, when it
+    answers) and the host RAM behind the arena. The check that binds most is returned; None
+    when the size cannot be estimated (the judge then finds out itself)."""
+    from sandbox.judgeenv import worker_limits
+    from sandbox.machine import nvidia_smi
+
+    cuda = str(config.device).startswith("cuda")
+    profiles = [config.profile]
+    if getattr(config.mode, "value", config.mode) == "final":
+        small = config.profile.startswith("small")
+        profiles += [p for p in task.extra_profiles if p.startswith("small_extra" if small else "extra")]
+    sizes = [s for s in (task.data_size(p) for p in profiles) if s is not None]
+    if not sizes:
+        return None
+    limits, ram = worker_limits(config)
+    checks: list[SizeCheck] = []
+    for s in sizes:
+        if cuda:
+            gpu = _mib(nvidia_smi("memory.total"))
+            if gpu:
+                checks.append(SizeCheck(s, s.worker_need(True), gpu, f"the GPU's memory ({_gib(gpu)})"))
+            checks.append(SizeCheck(s, s.arena(), ram, f"this machine's RAM ({_gib(ram)}) for the judge's "
+                                    "shared input and output buffers"))
+            continue
+        if limits.rss_bytes:
+            checks.append(SizeCheck(s, s.worker_need(False), limits.rss_bytes,
+                                    f"a judging worker's memory limit here ({_gib(limits.rss_bytes)}: "
+                                    f"min(8 GiB, 35% of this machine's {_gib(ram)}))"))
+        if limits.address_space_bytes:
+            checks.append(SizeCheck(s, s.worker_need(False) + s.arena() + TORCH_AS, limits.address_space_bytes,
+                                    f"a judging worker's address-space limit here "
+                                    f"({_gib(limits.address_space_bytes)}; it maps the judge's shared buffers "
+                                    "and torch besides its own memory)"))
+    over = [c for c in checks if not c.fits]  # the first that fails, in the order above (memory first)
+    return over[0] if over else max(checks, key=lambda c: c.need / max(c.limit, 1), default=None)
+
+
+def _mib(text: str | None) -> int | None:
+    """Bytes of an nvidia-smi memory value ("81559 MiB"), or None."""
+    try:
+        return int(float(str(text).split()[0]) * 2**20) if text else None
+    except (ValueError, IndexError):
+        return None
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def module_globals(source: str) -> dict[str, Any]:
+    """Top-level assigned names of ``source`` (see ``Task.module_globals``)."""
+    out: dict[str, Any] = {}
+    for node in ast.parse(source).body:
+        value = getattr(node, "value", None)
+        for name in _assigned(node):
+            if name.startswith("_") or name in ("META", "SHAPES"):
+                continue
+            try:
+                out[name] = ast.literal_eval(value) if value is not None else ...
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                out[name] = ...
+    return out
+
+
+def _assigned(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        return [node.target.id]
+    return []
+
+
+def _globals_text(known: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" if v is not ... else k for k, v in known.items())
+
+
+def data_size(task: Task, profile: str = "default") -> DataSize | None:
+    """``Task.data_size``: the file run with every tensor made on the meta device."""
+    try:
+        import torch
+        from torch.overrides import TorchFunctionMode
+    except Exception:  # noqa: BLE001 - no torch: nothing to estimate with
+        return None
+
+    class OnMeta(TorchFunctionMode):
+        """``device=`` arguments, ``.cuda()``, ``.cpu()`` and ``.to(device)`` stay on meta."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = dict(kwargs or {})
+            if "device" in kwargs:
+                kwargs["device"] = "meta"
+            name = getattr(func, "__name__", "")
+            if args and isinstance(args[0], torch.Tensor):
+                if name in ("cuda", "cpu"):
+                    return args[0]
+                if name == "to":
+                    rest = [a for a in args[1:] if not isinstance(a, (torch.device, str))]
+                    kwargs.pop("device", None)
+                    return func(args[0], *rest, **kwargs) if rest or kwargs else args[0]
+            return func(*args, **kwargs)
+
+    def nbytes(xs: Any) -> int:
+        if isinstance(xs, torch.Tensor):
+            return xs.numel() * xs.element_size()
+        if isinstance(xs, (list, tuple)):
+            return sum(nbytes(x) for x in xs)
+        if isinstance(xs, dict):
+            return sum(nbytes(x) for x in xs.values())
+        return 0
+
+    try:
+        mod = task.load_module(profile)
+        with torch.device("meta"), OnMeta(), torch.no_grad():
+            torch.manual_seed(0)
+            model = mod.Model(*mod.get_init_inputs())
+            inputs = list(mod.get_inputs())
+            weights = sum(nbytes(t) for t in (*model.parameters(), *model.buffers()))
+            size = nbytes(inputs)
+            try:
+                outputs: int | None = nbytes(model(*inputs))
+            except Exception:  # noqa: BLE001 - an op without a meta kernel: outputs not counted
+                outputs = None
+    except Exception:  # noqa: BLE001 - inputs that cannot be made on meta: no estimate
+        return None
+    return DataSize(profile=profile, inputs=size, outputs=outputs, weights=weights)
 
 
 def _is_shape_value(v: Any) -> bool:

@@ -53,6 +53,7 @@ class BatchOptions:
     store: Path | None = None
     label: str = "batch"
     progress: bool = True
+    task_globals: dict[str, Any] = field(default_factory=dict)  # --set NAME=VALUE (harness/tasksize.py)
 
 
 @dataclass
@@ -124,6 +125,7 @@ def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
     from harness.policy import default_profile, eval_config
     from harness.store import sha256_text
     from harness.suite import TaskError, load_task
+    from harness.tasksize import apply_known
 
     tasks: dict[Path, Any] = {}
     out = []
@@ -137,7 +139,7 @@ def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
             rp = pair.reference.resolve()
             if rp not in tasks:
                 try:
-                    tasks[rp] = load_task(pair.reference)
+                    tasks[rp] = apply_known(load_task(pair.reference), opts.task_globals)
                 except TaskError as e:
                     tasks[rp] = e
             if isinstance(tasks[rp], Exception):
@@ -216,6 +218,7 @@ def run_batch(
     pairs: list[Pair], opts: BatchOptions, *, stream: TextIO | None = None
 ) -> BatchReport:
     from harness.store import config_key
+    from harness.tasksize import record_globals
 
     preps = _prepare(pairs, opts)
     out = BatchOutput(opts.out)
@@ -240,6 +243,8 @@ def run_batch(
     def emit(p: Prepared, verdict: Any, input_error: str | None, harness_error: str | None) -> None:
         row = dict(p.row)
         if verdict is not None:
+            if p.task is not None:
+                record_globals(verdict, p.task)  # --set values in the verdict (harness/tasksize.py)
             fill_verdict(row, verdict)
             row["verdict_file"], row["verdict_sha256"] = out.write_verdict(
                 p.pair.id, row["key"], verdict

@@ -41,6 +41,11 @@ class LazyGroup(click.Group):
             click.echo(f"harness: {msg}", err=True)
             ctx.exit(2)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Keep the command line as given (``harness run`` prints it back as the resume command)."""
+        ctx.meta["harness.argv"] = list(args)
+        return super().parse_args(ctx, args)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 

@@ -15,6 +15,14 @@ import click
 
 from harness.cli.evalopts import default_device, eval_config, eval_options, refuse_degenerate
 from harness.estimate import speedup_words
+from harness.tasksize import (
+    apply_sets,
+    globals_line,
+    parse_sets,
+    record_globals,
+    refuse_oversize,
+    set_option,
+)
 from sandbox.contract import Verdict
 
 _default_device = default_device  # the name this module had before evalopts.py
@@ -72,6 +80,8 @@ def summary(v: Verdict) -> str:
         lines.append(
             "speed of light: " + ", ".join(f"{k} {val:.1f}%" for k, val in v.speed_of_light.items())
         )
+    if v.evidence.get("task_globals"):  # --set (harness/tasksize.py)
+        lines.append(globals_line(v.evidence["task_globals"]))
     if v.evidence.get("accommodations"):  # the class judged, as the file binds it (sandbox/candidate.py)
         lines.append("candidate: " + "; ".join(v.evidence["accommodations"]))
     if v.allow_torch_ops:
@@ -96,6 +106,7 @@ def summary(v: Verdict) -> str:
 @eval_options(after_mode=[click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")])
 @click.option("--unsafe-no-isolation", is_flag=True,
               help="Judge even where no jail can be made (harness doctor says why); recorded in the verdict.")
+@set_option()
 def cli(
     reference: str,
     candidate: str,
@@ -112,6 +123,7 @@ def cli(
     rules: str = "strict",
     allow_degenerate: bool = False,
     unsafe_no_isolation: bool = False,
+    sets: tuple[str, ...] = (),
 ) -> None:
     """Judge CANDIDATE (a ModelNew source) against REFERENCE (a KernelBench-format task)."""
     import os
@@ -124,6 +136,7 @@ def cli(
     from sandbox.contract import CandidateError, TaskError, evaluate, load_task
 
     device = resolve_device(device)
+    globals_set = parse_sets(sets)
     if device == "cpu" and not as_json:
         click.echo(
             "warning: CPU evaluation uses host timers; its timings are for tests only", err=True
@@ -133,6 +146,7 @@ def cli(
     except TaskError as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
+    task = apply_sets([task], globals_set)[0]
     cpath = Path(candidate)
     if not cpath.is_file():
         click.echo(f"error: {cpath}: no such candidate file", err=True)
@@ -140,9 +154,10 @@ def cli(
     cfg = eval_config(task, device=device, mode=mode, sandbox=sandbox, seed=seed, profile=profile,
                       timeout=timeout, allow_torch_ops=allow_torch_ops, max_timing_s=max_timing_s,
                       candidate_name=cpath.name, rules=rules, allow_degenerate=allow_degenerate)
+    refuse_oversize([(task, cfg)])  # before any worker: the task's size against this machine
     refuse_degenerate([(task, cfg)], allow=allow_degenerate)  # the task check (sandbox/taskcheck.py)
     try:
-        v = evaluate(task, cpath.read_text(), cfg)
+        v = record_globals(evaluate(task, cpath.read_text(), cfg), task)
     except CandidateError as e:
         msg = str(e)
         click.echo(f"error: {msg if str(cpath) in msg else f'{cpath}: {msg}'}", err=True)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from harness.cli.evalopts import eval_config, eval_options, refuse_degenerate
+from harness.tasksize import apply_known, apply_sets, parse_sets, refuse_oversize, set_option
 
 if TYPE_CHECKING:
     from harness.batch.driver import BatchOptions
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     "--label", default=None, help="The batch's name in the store (default: SOURCE's name)."
 )
 @click.option("--quiet", is_flag=True, help="No progress lines on stderr.")
+@set_option()
 def cli(
     source: Path,
     out: Path,
@@ -99,6 +101,7 @@ def cli(
     store: Path | None,
     label: str | None,
     quiet: bool,
+    sets: tuple[str, ...] = (),
 ) -> None:
     """Judge every candidate of SOURCE: a KernelBench-style tree (level_N/problem_K*.py or
     level_N/K_Name/*.py), a folder of ModelNew files (with --reference FILE), or a JSONL
@@ -118,6 +121,7 @@ def cli(
     from harness.env.devices import resolve_device
 
     device = resolve_device(device)
+    globals_set = parse_sets(sets)
     try:
         kind, pairs, ignored = discover(source, reference=reference, kernelbench=kernelbench)
     except BatchInputError as e:
@@ -148,8 +152,12 @@ def cli(
         store=store,
         label=label or source.resolve().name,
         progress=not quiet,
+        task_globals=globals_set,
     )
-    refuse_degenerate(_task_configs(pairs, opts), allow=allow_degenerate)  # sandbox/taskcheck.py
+    checks = _task_configs(pairs, opts)
+    apply_sets([t for t, _ in checks], globals_set)  # every NAME is some reference's global (else exit 2)
+    refuse_oversize(checks)  # before any worker: each reference's size against this machine
+    refuse_degenerate(checks, allow=allow_degenerate)  # sandbox/taskcheck.py
     report = run_batch(pairs, opts)
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items()))
     click.echo(
@@ -179,7 +187,7 @@ def _task_configs(pairs: list[Pair], opts: BatchOptions) -> list[tuple[Task, Eva
             continue
         seen.add((p.reference.resolve(), device, mode))
         try:
-            task = load_task(p.reference)
+            task = apply_known(load_task(p.reference), opts.task_globals)
         except TaskError:
             continue
         out.append((task, eval_config(task, device=device, mode=mode, sandbox=opts.sandbox, seed=opts.seed,

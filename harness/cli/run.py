@@ -11,6 +11,7 @@ import click
 from harness.cli.evalopts import allow_degenerate_option, rules_option
 from harness.llm.cli_options import llm_options
 from harness.methods.base import Budget
+from harness.tasksize import parse_sets, set_option
 
 
 @click.command("run")
@@ -126,6 +127,7 @@ from harness.methods.base import Budget
 )
 @rules_option()
 @allow_degenerate_option()
+@set_option()
 def cli(
     method: str,
     suite: str | None,
@@ -155,6 +157,7 @@ def cli(
     allow_degenerate: bool = False,
     seeds: int = 1,
     final_sessions: int | None = None,
+    sets: tuple[str, ...] = (),
 ) -> None:
     """Run METHOD over ops of the suite: search in feedback mode, re-judge each op's best kernel
     in final mode, store everything in RESULTS/harness.sqlite, print a summary table.
@@ -165,6 +168,10 @@ def cli(
       harness run --method best-of-n --llm openai:gpt-4.1 --ops relu,softmax --budget 45
       harness run --method evoengineer --run-id RUN   # resume: finished ops are skipped
       harness run --method evoengineer --llm openai:gpt-4.1 --suite level1 --seeds 3
+
+    Exit status: 0 every op finished, 1 some op failed, 2 unusable input, 3 an LLM outage stopped
+    the run (what was found is final-judged), 130 / 143 SIGINT / SIGTERM stopped it; after 3, 130
+    and 143 the run is stored interrupted and the resume command is printed.
     """
     from harness.methods.registry import UnknownMethod
     from harness.runner import RunConfig, run
@@ -186,8 +193,9 @@ def cli(
     overrides = _eval_overrides(eval_options)
     if allow_degenerate:  # in every EvalConfig of the run (the policy) and in the run's stored config
         overrides["allow_degenerate"] = True
+    task_globals = parse_sets(sets)
     try:
-        _check_tasks(suite, ops, device, sandbox, rules, overrides)
+        _check_tasks(suite, ops, device, sandbox, rules, overrides, task_globals)
     except TaskSelectionError as e:
         raise click.UsageError(str(e)) from e
     _check_seed_kernels(seed_kernels)
@@ -225,11 +233,28 @@ def cli(
         final_sessions=final_sessions,
         seed_kernels=seed_kernels,
         archive=archive,
+        task_globals=task_globals,
+        command=["harness", *click.get_current_context().meta.get("harness.argv", ["run"])],
     )
+    from harness.runner.stop import RunInterrupted, sigterm_raises
+
     failed = []
-    for one in seed_configs(cfg, seeds):
+    configs = seed_configs(cfg, seeds)
+    for i, one in enumerate(configs):
         try:
-            report = run(one)
+            with sigterm_raises():  # SIGTERM as SIGINT: the run is stored interrupted (runner/stop.py)
+                report = run(one)
+        except RunInterrupted as e:
+            click.echo(f"harness: run {e.run_id} {e.reason}; stored as interrupted; resume with: "
+                       f"{_resume(cfg, seeds, one, e.run_id, configs[i + 1:])}", err=True)
+            sys.exit(e.exit_code)
+        except KeyboardInterrupt as e:  # before the run began its ops: nothing judged, nothing to resume
+            from harness.runner.stop import signal_reason
+
+            reason, code = signal_reason(e)
+            click.echo(f"harness: {reason} before the run began its ops; run the command again to start it",
+                       err=True)
+            sys.exit(code)
         except (UnknownMethod, TaskSelectionError) as e:
             raise click.UsageError(str(e)) from e
         except StoreError:  # an unusable --results, a resumed run given another --rules: one line, exit 2
@@ -237,10 +262,17 @@ def cli(
         except ValueError as e:
             raise click.ClickException(str(e)) from e
         click.echo(report.table())
+        if report.errors():  # in full: the table's status column has room for its first words only
+            click.echo("\nerrors:\n" + report.errors())
         click.echo(
             f"\nrun {report.run_id} (seed {one.seed}): results in {report.results_path}"
             f"{' (offline model: dry run)' if llm_spec.startswith('offline') else ''}"
         )
+        if report.stopped:  # an LLM outage (runner/stop.py): what was found is final-judged
+            click.echo(f"harness: run {report.run_id} stopped: {report.stopped.splitlines()[0]}; the valid "
+                       "kernels found so far were final-judged; resume with: "
+                       f"{_resume(cfg, seeds, one, report.run_id, configs[i + 1:])}", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         if report.failed:
             failed.append(report)
     for report in failed:
@@ -250,6 +282,26 @@ def cli(
         )
     if failed:
         sys.exit(1)
+
+
+EXIT_INTERRUPTED = 3  # an LLM outage stopped the run (130: SIGINT, 143: SIGTERM); resumable
+
+
+def _resume(cfg: Any, seeds: int, one: Any, run_id: str, later: list[Any]) -> str:
+    """The command that resumes ``run_id``: this command with ``--run-id`` (with ``--seeds N`` and
+    an id given, the same id resumes every seed; without one, this seed alone, then the rest)."""
+    from harness.runner.stop import resume_command
+
+    argv = ["harness", *click.get_current_context().meta.get("harness.argv", ["run"])]
+    if seeds == 1:
+        return resume_command(argv, run_id)
+    if cfg.run_id:
+        return resume_command(argv, cfg.run_id)
+    cmd = resume_command(argv, run_id, seed=one.seed)
+    if later:
+        rest = resume_command(argv, None, seed=later[0].seed)
+        cmd += f" (then the seeds not begun: {rest} --seeds {len(later)})"
+    return cmd
 
 
 def seed_configs(cfg: Any, seeds: int) -> list[Any]:
@@ -318,14 +370,20 @@ def _value(v: str) -> Any:
 
 
 def _check_tasks(suite: str | None, ops: str | None, device: str, sandbox: str, rules: str,
-                 overrides: dict[str, Any]) -> None:
+                 overrides: dict[str, Any], task_globals: dict[str, Any] | None = None) -> None:
     """The task check (sandbox/taskcheck.py) of every op, at the profile its verdicts will use, before
-    anything runs: a degenerate task is one line and exit 2 unless --allow-degenerate."""
+    anything runs: a degenerate task is one line and exit 2 unless --allow-degenerate. Before it, the
+    ``--set`` globals (each must be some op's) and each op's size against this machine
+    (harness/tasksize.py), in final mode (its extra shapes too): one line and exit 2."""
     from harness.cli.evalopts import refuse_degenerate
     from harness.policy import eval_config
     from harness.runner.tasks import resolve_tasks
+    from harness.tasksize import apply_sets, refuse_oversize
 
     tasks = resolve_tasks(suite, [o.strip() for o in ops.split(",") if o.strip()] if ops else None)
+    tasks = apply_sets(tasks, task_globals or {})
+    refuse_oversize([(t, eval_config("final", device, task=t, sandbox=sandbox, rules=rules,
+                                     overrides=overrides)) for t in tasks])
     refuse_degenerate([(t, eval_config("feedback", device, task=t, sandbox=sandbox, rules=rules,
                                        overrides=overrides)) for t in tasks],
                       allow=bool(overrides.get("allow_degenerate")))

@@ -74,7 +74,10 @@ def list_cmd(results: str, fmt: str | None, method: str | None) -> None:
     from harness.store.export import run_summary, to_csv
 
     repo = open_results(results)
-    rows = [run_summary(repo, r.run_id) for r in repo.list_runs(method=method)]
+    runs = repo.list_runs(method=method)
+    rows = [run_summary(repo, r.run_id) for r in runs]
+    for run, r in zip(runs, rows, strict=True):  # out of every op of the run, begun or not (issue 26)
+        r["ops_total"] = max(len(run.config.get("ops") or []), r["ops"])
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
     elif fmt == "csv":
@@ -84,7 +87,7 @@ def list_cmd(results: str, fmt: str | None, method: str | None) -> None:
     else:
         cols = ["run_id", "method", "variant", "llm", "seed", "device", "status"]
         for r in rows:
-            r["ops done"] = f"{r['ops_finished']}/{r['ops']}"
+            r["ops done"] = f"{r['ops_finished']}/{r['ops_total']}"
             r["valid/cands"] = f"{r['valid']}/{r['candidates']}"
         click.echo(format_table(rows, [*cols, "ops done", "valid/cands", "created_at"]))
 
@@ -136,6 +139,9 @@ def show_cmd(run_id: str, results: str, fmt: str | None) -> None:
     cols = ["op", "status", "trials", "valid", "final_status", "speedup_eager", "speedup_compile",
             "speedup_vs_seed"]
     click.echo(format_table(ops, cols) if ops else "(no ops recorded)")
+    notes = op_errors_text(ops, run.config.get("ops") or [], resume_hint(run))
+    if notes:
+        click.echo(notes)
 
 
 @cli.command("export")
@@ -161,6 +167,29 @@ def export_cmd(run_ids: tuple[str, ...], results: str, fmt: str | None, out: str
         click.echo(f"wrote {len(ids)} run(s) to {out}", err=True)
     else:
         sys.stdout.write(text)
+
+
+def resume_hint(run: Any) -> str:
+    """The command that resumes ``run`` (from the command line it recorded), or how to make it."""
+    from harness.runner.stop import resume_command
+
+    command = run.config.get("command")
+    if not command:
+        return f"rerun the run's `harness run` command with --run-id {run.run_id}"
+    multi = any(a == "--seeds" or a.startswith("--seeds=") for a in command)
+    return resume_command(command, run.run_id, seed=run.seed if multi else None)
+
+
+def op_errors_text(ops: list[dict[str, Any]], planned: list[str], resume: str = "") -> str:
+    """Below the table: each op's error in full, the ops not finished, and how to resume ("" if none)."""
+    lines = [f"{o['op']} ({o['status']}): {o['error'].strip()}" for o in ops if o.get("error")]
+    out = ("\nerrors:\n" + "\n".join(lines)) if lines else ""
+    status = {o["op"]: o["status"] for o in ops}
+    waiting = [op for op in (planned or list(status)) if status.get(op) != "finished"]
+    if waiting:
+        out += (f"\nnot finished: {', '.join(waiting)}; resume (finished ops are skipped, nothing is judged "
+                f"twice): {resume or 'rerun its `harness run` command with --run-id'}")
+    return out
 
 
 SETTINGS_KEYS = ("method_settings", "llm_settings", "prompt_hashes", "seed_kernels")

@@ -40,6 +40,11 @@ class LLMError(RuntimeError):
     """A call failed in a way retrying will not fix (bad key, unknown model, too long)."""
 
 
+class TransientError(LLMError):
+    """Still failing after every retry (rate limit, server error, timeout, connection refused, bad
+    response): the endpoint is not answering; the run stops, resumable (harness/runner/stop.py)."""
+
+
 class BudgetExhausted(RuntimeError):
     """The harness-enforced budget (calls, tokens, evaluations, wall time) is spent."""
 

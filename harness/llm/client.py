@@ -17,7 +17,7 @@ from typing import Any
 
 import openai
 
-from harness.llm.base import CallContext, ChatResult, LLMError
+from harness.llm.base import CallContext, ChatResult, LLMError, TransientError
 from harness.llm.config import LLMConfig
 
 try:  # the openai SDK's HTTP library (httpx, renamed httpx2 in newer SDKs)
@@ -26,8 +26,7 @@ except ImportError:  # pragma: no cover
     import httpx as _httpx  # type: ignore[no-redef]
 
 
-class TransientError(LLMError):
-    """Still failing after every retry (rate limit, server error, timeout, bad response)."""
+__all__ = ["OpenAIClient", "TransientError"]  # TransientError lives in base.py (the runner catches it)
 
 
 class OpenAIClient:
@@ -88,6 +87,7 @@ class OpenAIClient:
     def _call_with_retries(self, params: dict[str, Any], name: str) -> ChatResult:
         cfg = self.config
         attempt = 0
+        waited = 0.0  # seconds slept between attempts (the documented limit: docs/llm.md "Outages")
         while True:
             t0 = time.perf_counter()
             try:
@@ -136,7 +136,8 @@ class OpenAIClient:
                 retry_after, what = _retry_after(e), _describe(e)
             if attempt >= cfg.max_retries:
                 raise TransientError(
-                    f"{self._where()} (model {name!r}) still failing after {attempt + 1} attempts: {what}; "
+                    f"{self._where()} (model {name!r}) still failing after {attempt + 1} attempts "
+                    f"({waited:.1f} s of backoff between them): {what}; "
                     "raise llm.max_retries / llm.timeout_s, lower llm.concurrency, or check the server"
                 )
             delay = min(cfg.max_backoff_s, cfg.backoff_s * 2**attempt) * (0.5 + random.random() / 2)
@@ -146,6 +147,7 @@ class OpenAIClient:
                     + random.random() * 0.1 * cfg.backoff_s
                 )
             self._sleep(delay)
+            waited += delay
             attempt += 1
 
     def _result(

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.executors.base import JudgeFn
-from harness.llm.base import BudgetExhausted, ChatModel, LLMError
+from harness.llm.base import BudgetExhausted, ChatModel, LLMError, TransientError
 from harness.llm.budget import guarded_evaluate
 from harness.methods.base import Budget, Method, Proposal
 from harness.methods.common import candidate_runtime, speedup_vs_eager
@@ -45,15 +45,17 @@ from harness.policy import eval_config
 from harness.runner.metering import make_meter, metered
 from harness.runner.resume import ResumedModel
 from harness.runner.stages import StageCountingModel, StageTally, proposal_stage
+from harness.runner.stop import OUTAGE, SIGNAL, OutageWatch, RunStop, RunStopped, signal_reason
 from harness.runner.tasks import task_context
 from harness.store import OpMetadata, Results, config_key, session_key, sha256_text
-from sandbox.contract import CandidateError, EvalConfig, Mode, Status, Task, Verdict
+from harness.tasksize import record_globals
+from sandbox.contract import NATIVE_BUILD, CandidateError, EvalConfig, Mode, Status, Task, Verdict
 
 
 @dataclass
 class OpResult:
     op: str
-    status: str  # finished | failed
+    status: str  # finished | failed | interrupted (the run stopped during it) | pending (not begun)
     total: int = 0  # trials (proposals judged)
     valid: int = 0
     best_candidate_id: int | None = None
@@ -103,6 +105,7 @@ class OpRunner:
         settings: OpSettings,
         judge: JudgeFn | None = None,
         progress: Any = None,
+        stop: RunStop | None = None,
     ):
         self.results = results
         self.method = method
@@ -110,27 +113,41 @@ class OpRunner:
         self.s = settings
         self.judge = judge or default_judge
         self.progress = progress
+        self.stop = stop or RunStop()  # shared by the run's ops (harness/runner/stop.py)
 
     def run(self, task: Task) -> OpResult:
+        try:
+            return self._run(task)
+        except KeyboardInterrupt as e:  # SIGINT / SIGTERM (stop.py): the op in flight is resumable
+            self.stop.halt(signal_reason(e)[0], SIGNAL)
+            row = self.results.get_op(self.s.run_id, task.name)
+            if row is not None and row.status == "searching":
+                self.results.set_op_status(self.s.run_id, task.name, "interrupted", error=self.stop.reason)
+            raise
+
+    def _run(self, task: Task) -> OpResult:
         rid = self.s.run_id
         row = self.results.ensure_op(rid, task.name, task.sha256, OpMetadata.from_task(task))
         if row.status == "finished":
             return self._finished_result(task, row)
+        if self.stop.stopped:  # the run stopped before this op began: it stays pending
+            return OpResult(op=task.name, status="pending", error=self.stop.reason)
         self.results.start_op(rid, task.name)
         state = _OpState(task=task)
         meter = make_meter(self.s.budget, self.s.prices)
-        resumed = ResumedModel(self.llm, self.results.store, rid)
+        resumed = ResumedModel(OutageWatch(self.llm, self.stop), self.results.store, rid)
         llm = StageCountingModel(metered(resumed, meter), state.stages)
         ctx = task_context(task, device=self.s.device, env=self.s.environment, seed=self.s.seed)
         ctx = dataclasses.replace(ctx, extras={**ctx.extras, **self._op_extras(task, ctx.language, state)})
         evaluate = self._evaluate_fn(task, meter, state)
         error = None
+        stopped_here = False  # the method ended because the run stopped (stop.py), not on its budget
         gen = self.method.optimize(ctx, llm, evaluate, self.s.budget)
         try:
             for proposal in gen:  # a step of the method; the proposal came in through evaluate
                 _check_submitted(self.method, proposal)
-        except BudgetExhausted:
-            pass
+        except (BudgetExhausted, TransientError) as e:  # TransientError: an outage, the run stops
+            stopped_here = isinstance(e, (RunStopped, TransientError))
         except LLMError as e:
             error = f"LLM error: {e}"
         except Exception as e:  # noqa: BLE001 - one op's failure must not end the run
@@ -146,7 +163,11 @@ class OpRunner:
         }
         final = final_id = None
         sessions: list[Verdict] = []
-        if error is None and state.best_id is not None:
+        # ended by the run's stop (or failed while it stopped: a method program cut off from the LLM)
+        halted = self.stop.kind if self.stop.stopped and (stopped_here or error is not None) else None
+        if halted:  # an outage final-judges what was found; a signal judges nothing more
+            error = f"{self.stop.reason}" + (f"\n(the method then: {error})" if error else "")
+        if (error is None or halted == OUTAGE) and state.best_id is not None:
             try:
                 final, final_id, sessions = self._final(task, state)
             except Exception as e:  # noqa: BLE001
@@ -165,12 +186,13 @@ class OpRunner:
             final_verdict_id=final_id,
             usage=usage,
             error=error,
+            status="interrupted" if halted else None,
         )
         if self.progress is not None:
-            self.progress.op_done(task.name)
+            self.progress.op_done(task.name, what="interrupted" if halted else "failed" if error else "done")
         return OpResult(
             op=task.name,
-            status="failed" if error else "finished",
+            status="interrupted" if halted else "failed" if error else "finished",
             total=state.total,
             valid=state.valid,
             best_candidate_id=state.best_id,
@@ -193,6 +215,7 @@ class OpRunner:
         budget_total = self.s.budget.evaluations
 
         def judge_and_store(proposal: Proposal) -> Verdict:
+            self.stop.check()  # a stopped run judges nothing more (RunStopped ends the method)
             with lock:
                 trial = state.total
                 state.total += 1
@@ -214,7 +237,8 @@ class OpRunner:
             if getattr(proposal, "allow_torch_ops", False):  # e.g. AI CUDA Engineer's convert stage
                 cfg = dataclasses.replace(config, allow_torch_ops=True)
                 k = config_key(cfg)
-            verdict, stored_id = self._judge_or_reuse(task, proposal, cfg, k, cid, state)
+            verdict, stored_id = self._judge_or_reuse(task, proposal, cfg, k, cid, state,
+                                                      label=f"trial {trial + 1}/{budget_total}")
             if stored_id is None:
                 self.results.add_verdict(
                     verdict,
@@ -238,7 +262,7 @@ class OpRunner:
 
     def _judge_or_reuse(
         self, task: Task, p: Proposal, config: EvalConfig, key: str, cid: int, state: _OpState,
-        own_key: bool = False,
+        own_key: bool = False, label: str = "",
     ) -> tuple[Verdict, int | None]:
         """(verdict, its verdict id when already stored for this candidate, else None).
         ``own_key``: only a verdict of this candidate stored under ``key`` is its own (a final
@@ -258,12 +282,16 @@ class OpRunner:
             return hit.verdict, None
         state.judged += 1
         t0 = time.monotonic()
+        if self.progress is not None:
+            self.progress.judging(task.name, label, bool(NATIVE_BUILD.search(p.source)))
         try:
             v = self.judge(task, p.source, config)
         except CandidateError as e:
             v = _failed(task, p.source, config, str(e), rule=None)
         v.durations_s.setdefault("harness_total", round(time.monotonic() - t0, 3))
-        return v, None
+        if self.progress is not None:
+            self.progress.judged(task.name, label, v)
+        return record_globals(v, task), None
 
     # -- seed kernels and op parts -----------------------------------------------------------
     def _op_extras(self, task: Task, language: str, state: _OpState) -> dict[str, Any]:
@@ -284,7 +312,8 @@ class OpRunner:
                                          name=seed.name, thought=seed.thought, operator="seed")
         p = Proposal(source=seed.source, name=seed.name, thought=seed.thought, operator="seed",
                      stage="seed")
-        verdict, stored_id = self._judge_or_reuse(task, p, config, config_key(config), cid, state)
+        verdict, stored_id = self._judge_or_reuse(task, p, config, config_key(config), cid, state,
+                                                  label="seed kernel")
         if stored_id is None:
             self.results.add_verdict(verdict, candidate_id=cid, task_sha256=task.sha256,
                                      config_key=config_key(config))
@@ -311,7 +340,8 @@ class OpRunner:
             config = self.s.eval_config(Mode.FINAL, task)
             key = config_key(config)
             p = Proposal(source=self.results.get_candidate(info["candidate_id"]).source)  # type: ignore[union-attr]
-            v, vid = self._judge_or_reuse(task, p, config, key, info["candidate_id"], state)
+            v, vid = self._judge_or_reuse(task, p, config, key, info["candidate_id"], state,
+                                          label="final judgement of the seed kernel")
             if vid is None:
                 vid = self.results.add_verdict(v, candidate_id=info["candidate_id"],
                                                task_sha256=task.sha256, config_key=key)
@@ -335,8 +365,11 @@ class OpRunner:
         sessions: list[tuple[Verdict, int]] = []
         for i in range(max(1, self.s.final_sessions)):
             k = session_key(key, i)
-            verdict, vid = self._judge_or_reuse(task, p, config, k, cand.candidate_id, state,
-                                                own_key=i > 0)  # fmt: skip
+            verdict, vid = self._judge_or_reuse(
+                task, p, config, k, cand.candidate_id, state, own_key=i > 0,
+                label="final judgement of the best kernel "
+                + (f"(trial {cand.trial + 1})" if cand.trial >= 0 else "(the seed kernel)")
+                + (f", session {i + 1}/{self.s.final_sessions}" if self.s.final_sessions > 1 else ""))
             if vid is None:
                 vid = self.results.add_verdict(
                     verdict, candidate_id=cand.candidate_id, task_sha256=task.sha256, config_key=k

@@ -15,7 +15,8 @@ from harness.astlock import serialise_ast_parse
 from harness.methods.base import Budget
 from harness.methods.registry import get_method
 from harness.runner.op import JudgeFn, OpResult, OpRunner, OpSettings
-from harness.runner.progress import Progress, summary_table
+from harness.runner.progress import Progress, op_errors, summary_table
+from harness.runner.stop import SIGNAL, RunInterrupted, RunStop, signal_reason
 from harness.runner.tasks import resolve_tasks
 from harness.store import Results, RunSpec, fingerprint, new_run_id
 from harness.suite.seeds import seeded_ops, seeds_dir
@@ -55,6 +56,10 @@ class RunConfig:
     # that start from one; an innovation archive file that persists across runs (ai-cuda-engineer)
     seed_kernels: str | None = None
     archive: str | None = None
+    # issue 26: module-level globals of the task files set for the run (--set NAME=VALUE; recorded in
+    # the run's config and in every verdict; harness/tasksize.py)
+    task_globals: dict[str, Any] = field(default_factory=dict)
+    command: list[str] | None = None  # the command line that started it (`runs show` prints the resume command)
 
 
 FINAL_SESSIONS_GPU = 3
@@ -75,10 +80,15 @@ class RunReport:
     run_id: str
     results_path: Path
     ops: list[OpResult]
+    stopped: str | None = None  # why the run stopped before its ops were done (an LLM outage)
 
     @property
     def failed(self) -> list[OpResult]:
         return [r for r in self.ops if r.status == "failed"]
+
+    def errors(self) -> str:
+        """Each failed or interrupted op's full error (the table shows only its first words)."""
+        return op_errors(self.ops)
 
     def table(self) -> str:
         return summary_table(self.ops)
@@ -103,7 +113,7 @@ def run(
             cfg.method, ProgramSettings(sandbox=cfg.isolate, hide=[str(Path(cfg.results).resolve())])
         )
     method_name = getattr(method, "name", cfg.method) or cfg.method
-    tasks = resolve_tasks(cfg.suite, cfg.ops)
+    tasks = run_tasks(cfg)
     budget = cfg.budget or Budget(evaluations=int(getattr(method, "default_budget", 45) or 45))
     if cfg.budget_limits:
         budget = dataclasses.replace(budget, **cfg.budget_limits)
@@ -131,6 +141,8 @@ def run(
             "llm_effective": llm_for_seed(cfg.llm, cfg.seed),
             "ops": [t.name for t in tasks],
             "final_sessions": n_final,
+            **({"task_globals": cfg.task_globals} if cfg.task_globals else {}),
+            **({"command": cfg.command} if cfg.command else {}),
             **recorded_settings(cfg, inner, budget, tasks, seeds, runs=method),
         },
         environment=env,
@@ -160,7 +172,7 @@ def run(
     )
     planned = getattr(method, "planned_trials", None)  # optional: methods that stop early
     per_op = min(budget.evaluations, int(planned(budget))) if planned else budget.evaluations
-    progress = Progress([t.name for t in tasks], per_op, stream=stream, enabled=cfg.progress)
+    progress = Progress([t.name for t in tasks], per_op, stream=stream, enabled=cfg.progress, jobs=cfg.jobs)
     executor = None
     if judge is None and cfg.executor != "serial":
         from harness.executors import make_executor
@@ -169,7 +181,8 @@ def run(
                                  compile_workers=cfg.compile_workers,
                                  compile_cuts=cfg.device.startswith("cuda"))
         judge = executor.judge
-    runner = OpRunner(results, method, model, settings, judge=judge, progress=progress)
+    stop = RunStop()
+    runner = OpRunner(results, method, model, settings, judge=judge, progress=progress, stop=stop)
     if cfg.progress:
         offline = " (offline model: a dry run, not a model result)" if info.llm_offline else ""
         stream.write(
@@ -182,12 +195,23 @@ def run(
         for wave in op_waves(method, tasks):  # e.g. an fused op's parts before the fused op
             if cfg.jobs > 1 and len(wave) > 1:
                 serialise_ast_parse()
-                with ThreadPoolExecutor(max_workers=cfg.jobs, thread_name_prefix="op") as pool:
+                pool = ThreadPoolExecutor(max_workers=cfg.jobs, thread_name_prefix="op")
+                try:
                     op_results += list(pool.map(runner.run, wave))
+                except KeyboardInterrupt as e:  # ops in flight stop at their next LLM call or evaluation
+                    stop.halt(signal_reason(e)[0], SIGNAL)
+                    raise
+                finally:
+                    pool.shutdown(wait=not stop.stopped, cancel_futures=True)
             else:
                 op_results += [runner.run(t) for t in wave]
         order = {t.name: i for i, t in enumerate(tasks)}
         op_results.sort(key=lambda r: order.get(r.op, len(order)))
+    except KeyboardInterrupt as e:  # SIGINT, or SIGTERM (harness/runner/stop.py): resumable
+        reason, code = signal_reason(e)
+        stop.halt(reason, SIGNAL)
+        results.finish_run(info.run_id, error=reason, status="interrupted")
+        raise RunInterrupted(info.run_id, reason, code) from e
     except BaseException as e:
         results.finish_run(info.run_id, error=f"interrupted: {type(e).__name__}: {e}")
         raise
@@ -195,8 +219,18 @@ def run(
         if executor is not None:
             executor.close()
     failed = [r for r in op_results if r.status == "failed"]
-    results.finish_run(info.run_id, error=f"{len(failed)} op(s) failed" if failed else None)
-    return RunReport(run_id=info.run_id, results_path=results.path, ops=op_results)
+    if stop.stopped:  # an LLM outage: what was found is final-judged; the rest waits for a resume
+        results.finish_run(info.run_id, error=stop.reason, status="interrupted")
+    else:
+        results.finish_run(info.run_id, error=f"{len(failed)} op(s) failed" if failed else None)
+    return RunReport(run_id=info.run_id, results_path=results.path, ops=op_results, stopped=stop.reason)
+
+
+def run_tasks(cfg: RunConfig) -> list[Any]:
+    """The run's tasks, with its ``--set`` globals applied where a task file assigns them."""
+    from harness.tasksize import apply_known
+
+    return [apply_known(t, cfg.task_globals) for t in resolve_tasks(cfg.suite, cfg.ops)]
 
 
 # -- issue 30: what the run records about its method, and the order of its ops --------------

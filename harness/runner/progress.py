@@ -1,61 +1,115 @@
-"""Progress on stderr while a run goes (op, trial, best speedup so far, ETA) and the summary
-table at the end (op, valid/total, the final kernel's speedup vs eager with its 95% interval
-over its judging sessions, faster / slower / no clear difference, final status)."""
+"""Progress on stderr while a run goes, and the summary table at the end.
+
+While it goes (issue 26, item 6): a line per trial (op, trial, best speedup so far, ETA); a line
+when a judgement starts that may build a C++/CUDA extension first (the op's first judgement and
+its final one: the long silences of a CPU run) and when one did build (how long, and the run's
+builds so far); a line per op done. The ETA is honest or absent: none until an op of this
+invocation has finished, then the mean wall time of the ops finished here times the ops left
+(minus the time already spent on the ones under way), divided by ``--jobs``: per-op times include
+the one-time builds, so the first ops' mean overestimates the rest, never the other way.
+
+At the end: op, valid/total, the final kernel's speedup vs eager with its 95% interval over its
+judging sessions, faster / slower / no clear difference, final status; the failed and
+interrupted ops' errors in full below it (``op_errors``).
+"""
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 from harness.estimate import SpeedupCI
 from harness.runner.op import OpResult
 from harness.stats import combine_sessions
 from harness.statusline import StatusLines
 
+BUILD_NOTE = "its C++/CUDA extension builds first unless cached (20-60 s a build on 2 cores)"
+FINAL_NOTE = "hidden seeds, extra shapes, the full timing protocol (1-2 min on 2 cores)"
+
 
 class Progress(StatusLines):
     def __init__(
-        self, ops: list[str], budget: int, stream: TextIO | None = None, enabled: bool = True
+        self, ops: list[str], budget: int, stream: TextIO | None = None, enabled: bool = True, jobs: int = 1
     ):
         self.ops = ops
         self.budget = budget
+        self.jobs = max(1, jobs)
         super().__init__(stream, enabled)
         self.done_trials: dict[str, int] = dict.fromkeys(ops, 0)
         self.finished: set[str] = set()
         self.started = time.monotonic()
-        self.judged = 0  # trials judged in this invocation (for the ETA)
+        self.op_started: dict[str, float] = {}  # ops under way in this invocation -> when they began
+        self.op_seconds: list[float] = []  # wall time of each op finished in this invocation (the ETA)
+        self.builds, self.build_s = 0, 0.0  # extensions compiled in this invocation, and their time
+        self._announced: set[str] = set()  # ops whose first judgement was announced
         self._lock = threading.Lock()
+
+    def _head(self, op: str) -> str:
+        return f"[{len(self.finished)}/{len(self.ops)} ops] {op}"
+
+    def judging(self, op: str, label: str, native: bool) -> None:
+        """A judgement starts (``label``: "seed kernel", "trial 3/6", "final judgement"). Logs get
+        the op's first one and its final one (the long ones), a terminal every one."""
+        with self._lock:
+            self.op_started.setdefault(op, time.monotonic())
+            first = op not in self._announced
+            self._announced.add(op)
+            if not (self._tty or first or label.startswith("final")):
+                return
+            final = label.startswith("final")  # a kernel judged before: its build is kept (the same source)
+            note = f"; {FINAL_NOTE}" if final else f"; {BUILD_NOTE}" if native else ""
+            self._emit(f"{self._head(op)}: {label}: judging{note}")
+
+    def judged(self, op: str, label: str, verdict: Any) -> None:
+        """A judgement ended: a line when it compiled an extension (time, and the run's total)."""
+        build = (getattr(verdict, "evidence", None) or {}).get("build") or {}
+        built = build.get("builds") if isinstance(build, dict) else None
+        if not built:
+            return
+        secs = float((getattr(verdict, "durations_s", None) or {}).get("build") or 0.0)
+        with self._lock:
+            self.builds += int(built)
+            self.build_s += secs
+            self._emit(f"{self._head(op)}: {label}: built its extension in {secs:.0f} s (builds so far: "
+                       f"{self.builds}, {self.build_s:.0f} s)", final=True)
 
     def trial(self, op: str, n: int, total: int, best_speedup: float | None) -> None:
         with self._lock:
+            self.op_started.setdefault(op, time.monotonic())
             self.done_trials[op] = max(self.done_trials.get(op, 0), n)
-            self.judged += 1
             best = f"{best_speedup:.2f}x" if best_speedup else "-"
             self._emit(
-                f"[{len(self.finished)}/{len(self.ops)} ops] {op}: trial {n}/{min(total, self.budget)}, "
+                f"{self._head(op)}: trial {n}/{min(total, self.budget)}, "
                 f"best {best} vs eager, ETA {self._eta()}"
             )
 
-    def op_done(self, op: str, skipped: bool = False) -> None:
+    def op_done(self, op: str, skipped: bool = False, what: str = "done") -> None:
         with self._lock:
+            began = self.op_started.pop(op, None)
+            if began is not None and not skipped and what == "done":
+                self.op_seconds.append(time.monotonic() - began)
             self.finished.add(op)
             self.done_trials[op] = self.budget
-            what = "already finished (resumed run), skipped" if skipped else "done"
-            self._emit(f"[{len(self.finished)}/{len(self.ops)} ops] {op}: {what}", final=True)
+            what = "already finished (resumed run), skipped" if skipped else what
+            eta = f" (ETA {self._eta()})" if what == "done" and len(self.finished) < len(self.ops) else ""
+            self._emit(f"{self._head(op)}: {what}{eta}", final=True)
 
     def _eta(self) -> str:
-        remaining = sum(
-            max(0, self.budget - self.done_trials.get(o, 0))
-            for o in self.ops
-            if o not in self.finished
-        )
-        if not self.judged:
-            return "?"
-        per = (time.monotonic() - self.started) / self.judged
-        secs = int(per * remaining)
-        return f"{secs // 3600}:{secs // 60 % 60:02d}:{secs % 60:02d}"
+        if not self.op_seconds:
+            return "after the first op"
+        per = sum(self.op_seconds) / len(self.op_seconds)
+        now = time.monotonic()
+        left = [o for o in self.ops if o not in self.finished]
+        secs = sum(max(0.0, per - (now - self.op_started[o]) if o in self.op_started else per) for o in left)
+        return f"{_minutes(secs / self.jobs)} ({per / 60:.1f} min/op so far)"
 
+
+def _minutes(secs: float) -> str:
+    m = round(secs / 60)
+    if m < 1:
+        return "<1 min"
+    return f"~{m} min" if m < 60 else f"~{m // 60} h {m % 60:02d} min"
 
 
 def _final_speedup(r: OpResult) -> SpeedupCI | None:
@@ -80,7 +134,9 @@ def summary_table(results: list[OpResult]) -> str:
         else:
             best, sig, n = "-", "-", str(len(r.final_sessions) or "-")
         if r.status == "failed":
-            status = "op failed: " + (r.error or "").splitlines()[0][:60]
+            status = "op failed (error below)"
+        elif r.status in ("interrupted", "pending"):
+            status = r.status + (f"; final {r.final.status.value}" if r.final is not None else "")
         elif r.final is not None:
             status = r.final.status.value + (f" [{r.final.rule}]" if r.final.rule else "")
         else:
@@ -94,3 +150,10 @@ def summary_table(results: list[OpResult]) -> str:
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def op_errors(results: list[OpResult]) -> str:
+    """Each failed or interrupted op's error in full, one block per op ("" when none)."""
+    blocks = [f"{r.op} ({r.status}): {r.error.strip()}" for r in results
+              if r.error and r.status in ("failed", "interrupted")]
+    return "\n".join(blocks)

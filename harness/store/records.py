@@ -17,7 +17,7 @@ from sandbox.contract import Verdict
 if TYPE_CHECKING:
     from sandbox.contract import Task
 
-OP_STATUSES = ("pending", "searching", "finished", "failed")
+OP_STATUSES = ("pending", "searching", "finished", "failed", "interrupted")  # interrupted: resumable
 
 
 def sha256_text(text: str) -> str:

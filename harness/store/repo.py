@@ -129,9 +129,10 @@ class Results(VerdictStore):
             )
         return self.get_run(run_id)  # type: ignore[return-value]
 
-    def finish_run(self, run_id: str, *, error: str | None = None) -> None:
-        """Mark a run finished, or failed when ``error`` is given."""
-        status = "failed" if error else "finished"
+    def finish_run(self, run_id: str, *, error: str | None = None, status: str | None = None) -> None:
+        """Mark a run finished, or failed when ``error`` is given; ``status`` (e.g. ``interrupted``:
+        stopped by a signal or an LLM outage, resumable with its run id) names it instead."""
+        status = status or ("failed" if error else "finished")
         with self.store.tx() as c:
             n = c.execute(
                 "UPDATE runs SET status=?, finished_at=?, error=? WHERE run_id=?",
@@ -198,7 +199,7 @@ class Results(VerdictStore):
                     (status, now, run_id, op),
                 )
             else:
-                done = now if status in ("finished", "failed") else None
+                done = now if status in ("finished", "failed", "interrupted") else None
                 c.execute(
                     "UPDATE run_ops SET status=?, error=?, finished_at=? WHERE run_id=? AND op=?",
                     (status, error, done, run_id, op),
@@ -222,10 +223,12 @@ class Results(VerdictStore):
         final_verdict_id: int | None = None,
         usage: dict[str, Any] | None = None,
         error: str | None = None,
+        status: str | None = None,
     ) -> None:
         """Close an op: ``finished`` (with its best candidate and final verdict, if any), or
-        ``failed`` when ``error`` is given. ``usage``: evaluations, llm calls, tokens, seconds, cost."""
-        status = "failed" if error else "finished"
+        ``failed`` when ``error`` is given; ``status`` (``interrupted``: stopped before its budget
+        was spent, resumable) names it instead. ``usage``: evaluations, llm calls, tokens, seconds, cost."""
+        status = status or ("failed" if error else "finished")
         with self.store.tx() as c:
             n = c.execute(
                 "UPDATE run_ops SET status=?, best_candidate_id=?, final_verdict_id=?, "

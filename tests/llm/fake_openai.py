@@ -9,6 +9,10 @@ Behaviours: ``ok``, ``429:SECONDS``, ``500``, ``timeout:SECONDS`` (answers late)
 ``malformed`` (200 with a body that is not JSON), ``nochoices`` (JSON without choices),
 ``401``, ``404``, ``400ctx`` (context_length_exceeded). Requests with another bearer key get
 401 whatever the script says. Every request is kept in ``requests``.
+
+An outage: ``stop_after(n)`` answers n more requests, then closes the listening socket (every later
+connection is refused, as with an endpoint that went away); ``FakeOpenAI(port=...)`` binds a given
+port (the same endpoint, back again).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 
 
 class FakeOpenAI:
-    def __init__(self, key: str = "sk-test-upstream", models: tuple[str, ...] = ("fake-model",)):
+    def __init__(self, key: str = "sk-test-upstream", models: tuple[str, ...] = ("fake-model",), port: int = 0):
         self.key = key
         self.models = models
         self.script: list[str] = []
@@ -45,12 +49,17 @@ class FakeOpenAI:
                     self._json(404, {"error": {"message": "no such route"}})
 
             def do_POST(self) -> None:
+                if fake._closed:  # a kept-alive connection after stop_after: dropped unanswered
+                    self.close_connection = True
+                    return
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with fake._lock:
                     fake.requests.append({"path": self.path, "body": body,
                                           "auth": self.headers.get("Authorization", "")})
                     step = fake.script.pop(0) if fake.script else "ok"
+                    fake._answered += 1
+                    last = fake._answered == fake._stop_after
                 if self.headers.get("Authorization", "") != f"Bearer {fake.key}" or step == "401":
                     return self._json(401, {"error": {"message": "Incorrect API key provided",
                                                       "type": "invalid_request_error", "code": "invalid_api_key"}})
@@ -81,13 +90,16 @@ class FakeOpenAI:
                     return self._json(200, {"id": "x", "object": "chat.completion", "model": body["model"]})
                 pt = fake.prompt_tokens(body)
                 ct = fake.completion_tokens
+                if last:  # the socket closes once this answer is out (stop_after)
+                    self.close_connection = True
+                    threading.Thread(target=fake.close, daemon=True).start()
                 return self._json(200, {
                     "id": f"chatcmpl-{len(fake.requests)}", "object": "chat.completion", "created": int(time.time()),
                     "model": body["model"],
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": fake.reply(body)},
                                  "finish_reason": "stop"}],
                     "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
-                })
+                }, {"Connection": "close"} if last else None)
 
             def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(obj).encode()
@@ -102,7 +114,8 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._answered, self._stop_after, self._closed = 0, -1, False
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -113,5 +126,22 @@ class FakeOpenAI:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.server.shutdown()
+        self.close()
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    def stop_after(self, n: int) -> None:
+        """Answer ``n`` more requests, then stop answering (the listening socket is closed)."""
+        with self._lock:
+            self._stop_after = self._answered + n
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if self._thread.is_alive():
+            self.server.shutdown()
         self.server.server_close()

@@ -132,3 +132,26 @@ def test_concurrency_limit_bounds_calls_in_flight(fake_server, llm_config):
 def test_model_at_base_url_spec_reaches_that_endpoint(fake_server, llm_config):
     m = make_model(f"fake-model@{fake_server.url}", config=dataclasses.replace(llm_config, base_url=None))
     assert m.chat(MSGS, context=CTX).text == "echo: hello"
+
+
+def test_a_dead_endpoint_is_given_up_on_within_the_documented_limit(upstream_key):
+    """docs/llm.md "Outages": at the defaults, a closed port costs 6 attempts and at most 31 s of
+    waiting between them; the error says so (the runner then stops the run: tests/runner/test_outage.py)."""
+    from pathlib import Path
+
+    from harness.llm.config import LLMConfig
+    from tests.llm.conftest import KEY_ENV
+    from tests.llm.fake_openai import FakeOpenAI
+
+    srv = FakeOpenAI(key=upstream_key)
+    port = srv.port
+    srv.close()  # nothing listens there any more: every connection is refused
+    slept: list[float] = []
+    client = OpenAIClient("fake-model", LLMConfig(base_url=f"http://127.0.0.1:{port}/v1", api_key_env=KEY_ENV),
+                          sleep=slept.append)
+    with pytest.raises(TransientError, match=r"still failing after 6 attempts \(\d+\.\d s of backoff between them\): "
+                                             r"APIConnectionError"):
+        client.chat(MSGS, context=CTX)
+    assert len(slept) == 5 and all(2**i / 2 <= s <= 2**i for i, s in enumerate(slept)) and sum(slept) <= 31
+    doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "llm.md").read_text().split())
+    assert "given up on after 6 attempts and **at most 31 s** of waiting between them" in doc

@@ -225,3 +225,111 @@ def test_resume_answers_identical_requests_in_recorded_order(tmp_path):
     assert resumed.replayed == 2 and inner.n == 3
     other_trial = resumed.chat(msgs, context=CallContext(run_id="r", op="relu", trial=1)).text
     assert other_trial == "answer 4"
+
+
+class DyingModel:
+    """The offline model for ``alive`` calls, then an endpoint the client gave up on."""
+
+    name, offline = "fake-model@http://127.0.0.1:9/v1", False
+
+    def __init__(self, alive: int):
+        from harness.llm.offline import OfflineModel
+
+        self.inner, self.alive, self.calls, self.lock = OfflineModel(seed=0, device="cpu", broken_rate=0.0), alive, 0, \
+            threading.Lock()
+
+    def chat(self, messages, *, context, **kw):
+        from harness.llm.base import TransientError
+
+        with self.lock:
+            self.calls += 1
+            dead = self.calls > self.alive
+        if dead:
+            raise TransientError("http://127.0.0.1:9/v1 (model 'fake-model') still failing after 3 attempts (0.1 s "
+                                 "of backoff between them): APIConnectionError: Connection error.")
+        return self.inner.chat(messages, context=context, **kw)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_llm_outage_stops_the_run_and_final_judges_each_op_in_flight(tmp_path, jobs):
+    """Serial: relu finishes (3 calls), softmax's 2nd call finds the endpoint gone: softmax stops,
+    its valid kernel is final-judged, it is interrupted; sum_dim never begins. With --jobs 2 only the
+    first call is answered: the op beside the one that met the outage stops at its next call and
+    final-judges what it found too (or, begun after the stop, stays pending)."""
+    judge = Judge()
+    rep = run(RunConfig(method="best-of-n", ops=["relu", "softmax", "sum_dim"], budget=Budget(evaluations=3),
+                        results=tmp_path, run_id="o", jobs=jobs, progress=False), judge=judge,
+              model=DyingModel(alive=4 if jobs == 1 else 1))
+    assert rep.stopped and rep.stopped.startswith("the LLM endpoint stopped answering: http://127.0.0.1:9/v1")
+    res = Results.open(tmp_path)
+    run_row = res.get_run("o")
+    assert (run_row.status, run_row.error) == ("interrupted", rep.stopped)
+    ops = {r.op: r for r in rep.ops}
+    if jobs == 1:
+        assert [ops[o].status for o in ("relu", "softmax", "sum_dim")] == ["finished", "interrupted", "pending"]
+        assert res.get_op("o", "sum_dim").status == "pending"
+    else:  # relu and softmax in flight together (which one begins first is the threads'); sum_dim never begins
+        assert {ops["relu"].status, ops["softmax"].status} <= {"interrupted", "pending"}
+        assert "interrupted" in (ops["relu"].status, ops["softmax"].status) and ops["sum_dim"].status == "pending"
+    for name, r in ops.items():
+        stored = res.get_op("o", name)
+        assert stored.status == r.status
+        if r.status == "interrupted":  # each valid kernel found before the outage got its final judgement
+            assert (r.final is not None and r.final.valid) == (r.valid >= 1)
+            assert (stored.final_verdict_id is not None) == (r.valid >= 1)
+            assert stored.error.startswith("the LLM endpoint stopped answering") and "Connection error." in stored.error
+            assert f"{name} (interrupted): the LLM endpoint stopped answering" in rep.errors()
+    assert sum(1 for c in judge.calls if c[2] == "final") == sum(r.valid >= 1 for r in rep.ops)
+    assert sum(r.valid for r in rep.ops) == (4 if jobs == 1 else 1)  # one valid kernel per answered call
+
+
+def test_ctrl_c_with_jobs_stops_the_ops_in_flight_without_final_judgements(tmp_path):
+    """SIGINT reaches the main thread while two ops judge in worker threads: the run is stored
+    interrupted at once, each op in flight stops at its next evaluation (no final judgement) and is
+    interrupted, the op not begun never begins."""
+    import signal
+    import time
+
+    from harness.runner.stop import RunInterrupted
+
+    class CtrlC(Judge):
+        def __call__(self, task, source, config):
+            time.sleep(0.2)  # a judgement takes a while: both ops are under way when the signal comes
+            v = super().__call__(task, source, config)
+            if len(self.calls) == 2:  # what Ctrl-C does: SIGINT to the main thread (KeyboardInterrupt)
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                time.sleep(0.5)
+            return v
+
+    judge = CtrlC()
+    with pytest.raises(RunInterrupted) as e:
+        run(RunConfig(method="endless", ops=["relu", "softmax", "sum_dim"], budget=Budget(evaluations=3),
+                      results=tmp_path, run_id="c", jobs=2, progress=False), judge=judge)  # no source twice
+    assert (e.value.run_id, e.value.exit_code) == ("c", 130)
+    deadline = time.time() + 30
+    while time.time() < deadline and any(t.name.startswith("op") for t in threading.enumerate()):
+        time.sleep(0.1)
+    res = Results.open(tmp_path)
+    assert res.get_run("c").status == "interrupted"
+    ops = {o.op: o.status for o in res.list_ops("c")}
+    assert (ops["relu"], ops["softmax"], ops.get("sum_dim", "pending")) == ("interrupted", "interrupted", "pending")
+    assert all(c[2] == "feedback" for c in judge.calls) and len(judge.calls) <= 3  # the 2 + one under way
+
+
+def test_set_globals_reach_the_judged_task_the_run_config_and_every_verdict(tmp_path):
+    """``harness run --set DIM=64``: the judge gets relu with DIM=64 (every profile), the run records
+    the values, each stored verdict carries them (``evidence["task_globals"]``)."""
+    seen = []
+
+    class Sizes(Judge):
+        def __call__(self, task, source, config):
+            seen.append((task.module_globals()["DIM"], task.shapes.get(config.profile, {}).get("DIM")))
+            return super().__call__(task, source, config)
+
+    run(RunConfig(method="best-of-n", ops=["relu"], budget=Budget(evaluations=2), results=tmp_path, run_id="g",
+                  progress=False, task_globals={"DIM": 64}), judge=Sizes())
+    assert seen and all(s == (64, None) for s in seen)  # the file's DIM set, no profile's own DIM left
+    res = Results.open(tmp_path)
+    assert res.get_run("g").config["task_globals"] == {"DIM": 64}
+    verdicts = res.list_verdicts("g", "relu")
+    assert verdicts and all(v.verdict.evidence["task_globals"] == {"DIM": 64} for v in verdicts)

@@ -1,0 +1,133 @@
+"""A run stopped before its ops are done, cleanly (issue 26, items 4 and 5): by an LLM endpoint
+that stopped answering, or by SIGINT (Ctrl-C) / SIGTERM.
+
+* ``RunStop`` is shared by the ops of a run. ``halt(reason, kind)`` stops it once; afterwards
+  every LLM call and every evaluation of every op raises ``RunStopped`` (a ``BudgetExhausted``:
+  methods end on it as on a spent budget), ops not started yet are left ``pending``, and the run
+  is stored as ``interrupted`` with the reason, resumable with its run id.
+* ``OutageWatch`` wraps the run's model below resume and metering: a call the LLM client gave up
+  on after its retries (``TransientError``: connection refused, timeouts, 5xx, 429, malformed
+  replies; docs/llm.md "Outages") halts the run with kind ``outage``. Each op then final-judges
+  the best valid kernel it found, keeps the full error, and is stored ``interrupted``.
+* A signal halts it with kind ``signal``: nothing more is judged (no final judgement), the op in
+  flight is stored ``interrupted``. SIGINT arrives as ``KeyboardInterrupt``; ``sigterm_raises()``
+  makes SIGTERM raise ``Interrupted`` (a ``KeyboardInterrupt``) the same way. ``run()`` raises
+  ``RunInterrupted`` (run id and reason) once the store says so; the CLI prints the resume command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import signal
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from harness.llm.base import BudgetExhausted, ChatRequest, ChatResult, ModelWrapper, TransientError
+
+OUTAGE, SIGNAL = "outage", "signal"
+
+
+class RunStopped(BudgetExhausted):
+    """Raised in a stopped run's LLM calls and evaluations: the method ends as on a spent budget."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like SIGINT's ``KeyboardInterrupt``."""
+
+    def __init__(self, signame: str = "SIGTERM") -> None:
+        super().__init__(signame)
+        self.signame = signame
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A signal ended the run: it is stored ``interrupted``; resume it with ``run_id``."""
+
+    def __init__(self, run_id: str, reason: str, exit_code: int) -> None:
+        super().__init__(f"run {run_id} {reason}")
+        self.run_id, self.reason, self.exit_code = run_id, reason, exit_code
+
+
+class RunStop:
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self.reason: str | None = None
+        self.kind: str | None = None
+
+    @property
+    def stopped(self) -> bool:
+        return self._event.is_set()
+
+    def halt(self, reason: str, kind: str) -> None:
+        """Stop the run (the first reason is kept)."""
+        with self._lock:
+            if not self._event.is_set():
+                self.reason, self.kind = reason, kind
+                self._event.set()
+
+    def check(self) -> None:
+        if self._event.is_set():
+            raise RunStopped(f"run stopped: {self.reason}")
+
+
+class OutageWatch(ModelWrapper):
+    """The run's model: refuses calls once the run stopped; an outage halts the run."""
+
+    def __init__(self, inner: Any, stop: RunStop) -> None:
+        super().__init__(inner)
+        self.stop = stop
+
+    def handle(self, request: ChatRequest) -> ChatResult:
+        self.stop.check()
+        try:
+            return request.send(self.inner)
+        except TransientError as e:
+            self.stop.halt(f"the LLM endpoint stopped answering: {e}", OUTAGE)
+            raise
+
+
+def signal_reason(e: BaseException) -> tuple[str, int]:
+    """(words, exit status) of a signal that ended a run: 130 for SIGINT, 143 for SIGTERM."""
+    if isinstance(e, Interrupted):
+        return f"interrupted by {e.signame}", 128 + int(getattr(signal, e.signame, signal.SIGTERM))
+    return "interrupted by SIGINT (Ctrl-C)", 130
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises ``Interrupted`` in the main thread while the block runs (as SIGINT raises
+    ``KeyboardInterrupt``); nothing is changed outside the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_interrupted(signum: int, frame: Any) -> None:
+        raise Interrupted(signal.Signals(signum).name)
+
+    old = signal.signal(signal.SIGTERM, raise_interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def resume_command(argv: Sequence[str], run_id: str | None, seed: int | None = None) -> str:
+    """The command line that resumes ``run_id``: ``argv`` (``harness run`` and its arguments) with
+    ``--run-id`` set to it (None: none); with ``seed`` (one of several ``--seeds``), that seed alone."""
+    args = list(argv)
+    out: list[str] = []
+    drop = {"--run-id"} | ({"--seed", "--seeds"} if seed is not None else set())
+    i = 0
+    while i < len(args):
+        a = args[i]
+        name = a.split("=", 1)[0]
+        if name in drop:
+            i += 1 if "=" in a else 2
+            continue
+        out.append(a)
+        i += 1
+    if seed is not None:
+        out += ["--seed", str(seed)]
+    return shlex.join([*out, *(("--run-id", run_id) if run_id else ())])

@@ -1,0 +1,73 @@
+"""A run ended by SIGINT (Ctrl-C) or SIGTERM (issue 26, item 5), as a user's shell or a job
+scheduler ends it: a real ``harness run`` child process, signalled while it judges its first trial.
+
+Each signal must leave the run ``interrupted`` in the store (not ``running`` until the next resume,
+not ``failed``), the op in flight ``interrupted``, and print one line with the resume command
+(exit 130 / 143, no traceback, not click's bare ``Aborted!``); `runs list` shows the status and
+counts out of every op of the run.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import harness, harness_popen
+from tests.support.evalconfig import FAST_EVAL_OPTIONS
+
+pytestmark = pytest.mark.slow
+
+LINE = re.compile(r"^harness: run (\S+) interrupted by (SIGINT \(Ctrl-C\)|SIGTERM); stored as interrupted; "
+                  r"resume with: (harness run .+)$")
+
+
+def first_candidate_stored(results: Path, proc, timeout: float = 300) -> None:
+    """Wait until the run judges its first trial (its candidate is stored)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+        try:
+            con = sqlite3.connect(results / "harness.sqlite", timeout=5)
+            try:
+                if con.execute("SELECT COUNT(*) FROM candidates").fetchone()[0]:
+                    return
+            finally:
+                con.close()
+        except sqlite3.OperationalError:
+            continue
+    raise AssertionError(f"the run never reached its first judgement: {proc.poll()}")
+
+
+@pytest.mark.parametrize("sig, code, words", [(signal.SIGINT, 130, "SIGINT (Ctrl-C)"), (signal.SIGTERM, 143, "SIGTERM")])
+def test_a_signal_stores_the_run_interrupted_and_prints_the_resume_command(tmp_path, sig, code, words):
+    results = tmp_path / "results"
+    args = ["run", "--method", "best-of-n", "--llm", "offline", "--ops", "relu,sigmoid", "--budget", "3",
+            "--device", "cpu", "--seed-kernels", "none", "--results", str(results), *FAST_EVAL_OPTIONS]
+    p = harness_popen(*args)
+    first_candidate_stored(results, p)
+    p.send_signal(sig)  # to the harness process alone, as `kill` or a scheduler does
+    out, _ = p.communicate(timeout=120)
+    assert p.returncode == code, out
+    assert "Traceback" not in out and "Aborted!" not in out
+    m = LINE.match(out.strip().splitlines()[-1])
+    assert m, out
+    run_id, said, resume = m.groups()
+    assert said == words
+    assert shlex.split(resume) == ["harness", *args, "--run-id", run_id]
+    con = sqlite3.connect(results / "harness.sqlite")
+    try:
+        assert con.execute("SELECT status, error FROM runs WHERE run_id=?", (run_id,)).fetchone() == (
+            "interrupted", f"interrupted by {words}")
+        assert con.execute("SELECT status FROM run_ops WHERE run_id=? AND op='relu'", (run_id,)).fetchone() == (
+            "interrupted",)
+    finally:
+        con.close()
+    listed = harness("runs", "list", "--results", results)
+    row = [ln for ln in listed.stdout.splitlines() if ln.startswith(run_id)]
+    assert listed.returncode == 0 and len(row) == 1 and " interrupted " in row[0] and " 0/2 " in row[0], listed.stdout
