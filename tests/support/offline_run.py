@@ -56,5 +56,6 @@ def run_config(results: Path, **kw):
 
     base = dict(method=METHOD, ops=[OP], budget=Budget(evaluations=EVALUATIONS), device="cpu", results=results,
                 executor="local", compile_workers=1, seed=SEED, run_id=RUN_ID, progress=False,
-                eval_overrides=dict(FAST_OVERRIDES))
+                eval_overrides=dict(FAST_OVERRIDES),
+                seed_kernels="suite")  # the CLI's default (--seed-kernels suite); RunConfig's is none
     return RunConfig(**{**base, **kw})
