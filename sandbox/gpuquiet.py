@@ -5,7 +5,7 @@ A stopped process cannot launch anything more, but a kernel it launched before g
 only ending its CUDA context ends it. Contexts of different processes share the GPU by time
 slices of a millisecond or more. A single short kernel of ours fits inside one of our slices, so
 its event-timed length says nothing (measured on an H200, 2026-11-26: a 100 us probe read quiet
-while another context's kernel spun; docs/data/session12-2026-11-26/call4-lane_gpu.log). ``probe``
+while another context's kernel spun; docs/records/data/session12-2026-11-26/call4-lane_gpu.log). ``probe``
 therefore times a CHAIN of spins, ``CHAIN_US`` long in all, between two events on our stream:
 the chain spans several slices, and while another context runs, the other context's slices
 fall inside it and stretch it (about 2x with one other busy context). Quiet once a chain takes

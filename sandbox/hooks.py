@@ -59,7 +59,7 @@ _FAULT_SIGNALS = sum(1 << (n - 1) for n in (4, 5, 6, 7, 8, 11, 31))
 # LLVM's crash and interrupt handlers (SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGTERM,
 # SIGXCPU, SIGXFSZ), installed the first time Triton (or Inductor, in the reference's compile
 # baseline) compiles: on an H200 every honest Triton candidate and every torch.compile baseline was
-# refused as "a native signal handler is installed" (docs/data/session12-2026-11-26/call5-*). None
+# refused as "a native signal handler is installed" (docs/records/data/session12-2026-11-26/call5-*). None
 # of them is sent by a timer of this process's (checked apart) and the worker has no other sender
 _LIBRARY_SIGNALS = sum(1 << (n - 1) for n in (1, 2, 3, 10, 12, 13, 15, 24, 25))
 

@@ -4,7 +4,7 @@ A kernel launched inside ``forward`` whose launch is not under an ``aten::`` op 
 the candidate's own. A C++ extension can reach torch's and NVIDIA's kernels below the dispatcher
 (``at::cuda::mm``, cuBLAS through torch's handle): on an H200 both launched the same
 ``sm80_xmma_gemm_..._cublas`` kernels as ``torch.mm``, with no aten op above them
-(docs/data/session12-2026-11-26/call1-probe-attribution.log). Op names cannot close that class;
+(docs/records/data/session12-2026-11-26/call1-probe-attribution.log). Op names cannot close that class;
 kernel names can:
 
 * **the libraries' kernels**: every kernel symbol in torch's CUDA libraries and NVIDIA's math

@@ -7,7 +7,7 @@ Run on a machine with a CUDA GPU, from the repository root:
     python3 scripts/gpu_check.py [--steps env,suite,evaluator,redteam,offline,conformance,repeat,run,throughput] [--out DIR] [--budget-s 560]
 
 The pytest steps (suite, evaluator, redteam, offline, conformance) run the gpu-marked tests of one
-file each through scripts/gpu_tests.py, which records every test's outcome under docs/gpu-runs/.
+file each through scripts/gpu_tests.py, which records every test's outcome under docs/records/gpu-runs/.
 To run *every* gpu-marked test in parts that each fit one device call, use that script directly
 (``python3 scripts/gpu_tests.py --list``, then ``--part N`` or ``--missing``).
 
@@ -61,7 +61,7 @@ def step_env(out: Path, limit: float) -> dict:
 
 def _pytest(out: Path, limit: float, name: str, paths: list[str]) -> dict:
     """The gpu-marked tests of ``paths``, through scripts/gpu_tests.py: recorded with node ids and
-    outcomes in docs/gpu-runs/ (and $OUT), so that the CI coverage check sees what ran."""
+    outcomes in docs/records/gpu-runs/ (and $OUT), so that the CI coverage check sees what ran."""
     import gpu_tests
 
     nodes = gpu_tests.gpu_nodes(paths)

@@ -2,7 +2,7 @@
 # Issue 30, item 5: a researcher's run with the OFFLINE model: every method on a 10-op slice of
 # the suite, SEEDS seeds each, at one equal budget, then the leaderboard built from it.
 # It shows the plumbing and the statistics; the offline model's kernels say nothing about the
-# methods (docs/methods-gpu-slice.md says so).
+# methods (docs/records/methods-gpu-slice.md says so).
 #
 #   bash scripts/gpu_methods_slice.sh                  # on the GPU: --device cuda, all 3 seeds
 #   SEEDS="0" bash scripts/gpu_methods_slice.sh        # one seed per call (then SKIP_RUNS=1 to build)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A quick look at the lent GPU machine: what the evaluator relies on. Output is dated in docs/gpu-probe-*.md.
+# A quick look at the lent GPU machine: what the evaluator relies on. Output is dated in docs/records/gpu-probe-*.md.
 set -u
 date -u; uname -r; whoami; nproc; free -g | head -2
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv

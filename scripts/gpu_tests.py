@@ -8,7 +8,7 @@ Run on a machine with a CUDA GPU, from the repository root:
     python3 scripts/gpu_tests.py --missing           # the tests no record covers yet, as many as fit
     python3 scripts/gpu_tests.py --coverage          # which gpu tests no recorded run covers (no GPU needed)
 
-Each run writes one record, ``docs/gpu-runs/<date>-<gpu>-<label>.json`` (and a copy to $OUT when
+Each run writes one record, ``docs/records/gpu-runs/<date>-<gpu>-<label>.json`` (and a copy to $OUT when
 set, so that it comes back from a device call): the machine, the commit, and every test's node
 id, outcome and seconds. A test counts as covered once a record shows it ran (passed, failed,
 xfailed or xpassed; a skip does not count). ``tests/architecture/test_gpu_coverage.py`` lists in
@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORDS = ROOT / "docs" / "gpu-runs"
+RECORDS = ROOT / "docs" / "records" / "gpu-runs"
 RAN = {"passed", "failed", "error", "xfailed", "xpassed"}  # outcomes that mean the test ran on a GPU
 OUTCOMES = RAN | {"skipped", "not_run"}
 # seconds per test on a fresh H100 machine when no record has timed it yet (gpu-check records of

@@ -36,7 +36,7 @@ class Case:
     timeout_s: float = 900.0
     note: str = ""
     extra: dict = field(default_factory=dict)
-    open_finding: str = ""  # id in docs/redteam-findings.md while the evaluator misses it (xfail)
+    open_finding: str = ""  # id in docs/records/redteam-findings.md while the evaluator misses it (xfail)
 
     @property
     def id(self) -> str:
@@ -58,7 +58,7 @@ def params(cases: list[Case]) -> list:
 
     out = []
     for c in cases:
-        marks = [pytest.mark.xfail(reason=f"open finding {c.open_finding} (docs/redteam-findings.md)",
+        marks = [pytest.mark.xfail(reason=f"open finding {c.open_finding} (docs/records/redteam-findings.md)",
                                    strict=False)] if c.open_finding else []
         out.append(pytest.param(c, id=c.id, marks=marks))
     return out

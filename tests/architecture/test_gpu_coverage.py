@@ -1,9 +1,9 @@
 """Every gpu-marked test is run by the GPU entry point (scripts/gpu_tests.py), in parts that fit
-one device call, and the records of those runs (docs/gpu-runs/*.json) say which ran.
+one device call, and the records of those runs (docs/records/gpu-runs/*.json) say which ran.
 
 Which gpu tests no record covers is listed here, as a warning (CI's output shows the list) and not
 a failure, while the records are young: the GPU checks before issue 31 wrote prose
-(docs/gpu-check-*.md) without node ids, so on the day this landed no test was covered.
+(docs/records/gpu-check-*.md) without node ids, so on the day this landed no test was covered.
 ``KH_GPU_COVERAGE=strict`` makes the listing fail; the plan and the records' form always fail.
 """
 

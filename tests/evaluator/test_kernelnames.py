@@ -1,6 +1,6 @@
 """Whose kernel is it (sandbox/kernelnames.py): the names a candidate's source declares, the
 library kernels, and the attribution of a launched kernel (issue 25, class 3 on CUDA). The names
-below are the profiler's spellings recorded on an H200 (docs/data/session12-2026-11-26/)."""
+below are the profiler's spellings recorded on an H200 (docs/records/data/session12-2026-11-26/)."""
 
 from __future__ import annotations
 
