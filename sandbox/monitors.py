@@ -174,10 +174,14 @@ class Monitor:
             if code and not any(real == a or real.startswith(a + os.sep) for a in more_specific):
                 self._record("sandbox.filesystem", f"write into the harness's code {real}")
                 raise PermissionError(f"kernel-harness sandbox: writing {real} is not allowed")
-            if any(real == g or real.startswith(g + os.sep) for g in self.guarded) and not any(
-                real == a or real.startswith(a + os.sep)
-                for a in [*self.allowed_write, *(os.path.realpath(x) for x in self.dynamic_allowed)]
-            ):
+            hit = [g for g in self.guarded if real == g or real.startswith(g + os.sep)]
+            # inside a guarded dir only an allowed path that lies inside it counts (its JIT caches,
+            # the build in progress), never one above it: with the cache under /tmp, /tmp's
+            # allowance must not open the cache (a write there was refused by the read-only mount
+            # alone and the verdict said nothing)
+            inner = [a for a in [*self.allowed_write, *(os.path.realpath(x) for x in self.dynamic_allowed)]
+                     if any(a == g or a.startswith(g + os.sep) for g in hit)]
+            if hit and not any(real == a or real.startswith(a + os.sep) for a in inner):
                 self._record("sandbox.filesystem", f"write into the shared build cache {real}")
                 raise PermissionError(f"kernel-harness sandbox: writing {real} is not allowed")
             if not any(real == a or real.startswith(a + os.sep)

@@ -177,7 +177,7 @@ class Worker(CallPath, Counting):
             req["candidate_path"],
             [self.scratch, "/tmp", os.environ.get("TMPDIR", "/tmp"),
              *(os.path.join(cr, sub) for sub in ("triton", "cupy", "torch_extensions"))],
-            req.get("hidden", []), guarded=[cr], dynamic_allowed=buildcache.ACTIVE)
+            req.get("hidden", []), guarded=[cr, *self.shared], dynamic_allowed=buildcache.ACTIVE)
         mon.snapshot(globals())
         mon.flag = oc.flag if oc is not None else None  # ctypes look-ups and audit hooks (sandbox/tripwires.py)
         monitors.install(mon)
