@@ -17,12 +17,23 @@ from __future__ import annotations
 
 import collections
 import os
+import signal
 
 import pytest
 
 from tests.support import skips
 
 _SKIPS: list[tuple[str, str]] = []  # (node id, reason) of every skipped test of this session
+
+
+def pytest_configure(config):
+    """SIGINT as a terminal delivers it, whatever started pytest. A shell starts a background job
+    (``cmd &``, as a CI runner or nohup may) with SIGINT ignored, and an ignored signal stays ignored
+    across exec: the Ctrl-C tests (tests/runner/test_interrupt.py, test_demo_script.py,
+    test_runner.py's --jobs case) would then signal children that cannot hear it. A handled signal
+    is reset to the default at exec, so every child starts with SIGINT live."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_runtest_logreport(report):

@@ -35,7 +35,7 @@ class Case:
     cheat: str = ""  # cheat number in EVAL_RULES.md ("" for honest candidates)
     timeout_s: float = 900.0
     note: str = ""
-    extra: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # EvalConfig fields of this case (config() applies them)
     open_finding: str = ""  # id in docs/records/redteam-findings.md while the evaluator misses it (xfail)
 
     @property
@@ -77,6 +77,7 @@ def config(case: Case, device: str = "cpu", **kw) -> EvalConfig:
         baselines=("eager",) if device == "cpu" else ("eager", "compile"),
         candidate_name=f"{case.candidate}.py",
     )
+    base.update(case.extra)  # a case's own settings (e.g. a hang's shorter first-call budget)
     base.update(kw)
     return EvalConfig(**base)
 
@@ -167,7 +168,8 @@ CPU_CHEATS: list[Case] = [
               "processes; a fork that succeeded marks every later output NaN, so valid proves none did (the "
               "watchdog's side is tests/evaluator/test_isolation.py, in the late order)"),
     Case("cheat_20c_memory_bomb", "relu", (REJECTED,), (R.RESOURCES,), cheat="20", timeout_s=300),
-    Case("cheat_20d_infinite_loop", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="20", timeout_s=60),
+    Case("cheat_20d_infinite_loop", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="20", timeout_s=60,
+         extra={"first_call_timeout_s": 15.0}),  # it loops at its first call: that bound ends it
     Case("cheat_36_out_rewrite", "relu", (REJECTED, INCORRECT), (R.THREADS, R.TOLERANCE, R.NONFINITE),
          cheat="36", mode=Mode.FINAL,
          note="a native thread rewrites the fetched output in the arena: the candidate is stopped during every "

@@ -51,7 +51,8 @@ CLOCK_CASE = Case("cheat_32_c_clock_swap", "relu", (REJECTED,), (R.TIMER_PATCHED
 # default timeout_s (900 s): the per-call deadlines must end them, not the wall limit
 HANG_CASES: list[Case] = [
     Case("cheat_33a_native_sleep_hang", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="33"),
-    Case("cheat_33b_python_hang", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="33"),
+    # hangs at its first call: ended by the first-call budget (15 s here, 90 s by default)
+    Case("cheat_33b_python_hang", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="33", extra={"first_call_timeout_s": 15.0}),
 ]
 ATTACK_LIB = ("# --- shared protocol-attack extension", "# --- end of shared protocol-attack extension")
 

@@ -62,7 +62,8 @@ def test_write_outside_scratch_is_blocked(tmp_path):
 
 def test_hang_times_out_and_kills_the_group(private_tmp):
     t0 = time.monotonic()
-    v = run(python_candidate("        while True:\n            pass"), allow_torch_ops=True, timeout_s=60)
+    v = run(python_candidate("        while True:\n            pass"), allow_torch_ops=True, timeout_s=60,
+            first_call_timeout_s=15.0)  # the loop is its first call: that budget ends it, well inside 60 s
     assert v.status is Status.TIMEOUT and v.rule == rules.TIMEOUT
     assert time.monotonic() - t0 < 90
     time.sleep(1)

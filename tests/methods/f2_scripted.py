@@ -97,15 +97,17 @@ def task_context(op: str = "relu", source: str | None = None, seed: int = 0):
 
 def run_offline_cli(method: str, results, ops: str = "relu", budget: int = 3, timeout: int = 900):
     """``harness run --method METHOD --llm offline --ops OPS --device cpu --budget N`` in a real
-    subprocess; returns (completed process, sqlite3 connection to the results store)."""
+    subprocess, with the suite's fast timing caps (tests/support/evalconfig.py); returns (completed process, sqlite3 connection to the results store)."""
     import sqlite3
     import subprocess
     import sys
     from pathlib import Path
 
     repo = Path(__file__).resolve().parents[2]
+    from tests.support.evalconfig import FAST_EVAL_OPTIONS
+
     cmd = [sys.executable, "-m", "harness", "run", "--method", method, "--llm", "offline", "--ops", ops,
-           "--device", "cpu", "--budget", str(budget), "--results", str(results)]
+           "--device", "cpu", "--budget", str(budget), "--results", str(results), *FAST_EVAL_OPTIONS]
     proc = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, timeout=timeout)
     db = Path(results) / "harness.sqlite"
     return proc, (sqlite3.connect(db) if db.is_file() else None)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.site.pagecheck import check_all_pages, needs_chromium, open_page, screenshot, sort_values
+from tests.support.evalconfig import FAST_EVAL_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = {"relu", "softmax", "sum_dim", "matmul_square", "layer_norm"}
@@ -36,7 +37,7 @@ def offline_site(tmp_path_factory):
     out = tmp_path_factory.mktemp("offline_site")
     run = harness(
         "run", "--method", "best-of-n", "--llm", "offline", "--suite", "smoke", "--device", "cpu",
-        "--budget", "2", "--results", str(results), "--run-id", "offline-smoke",
+        "--budget", "2", "--results", str(results), "--run-id", "offline-smoke", *FAST_EVAL_OPTIONS,
         timeout=1800,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
