@@ -37,9 +37,11 @@ def format_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
 def _cell(v: Any) -> str:
     if v is None:
         return "-"
-    if isinstance(v, dict) and "value" in v:
+    if isinstance(v, dict) and "value" in v:  # a speedup: value, 95% interval, its direction
+        from harness.estimate import direction_of
+
         lo, hi = v["ci"]
-        return f"{v['value']:.2f}x [{lo:.2f}, {hi:.2f}]"
+        return f"{v['value']:.2f}x [{lo:.2f}, {hi:.2f}] {direction_of(lo, hi)}"
     if isinstance(v, float):
         return f"{v:.3g}"
     return str(v)

@@ -76,3 +76,21 @@ def test_unknown_run_and_missing_store_name_the_fix(results, tmp_path):
     assert res.exit_code != 0 and "no run 'nope'" in res.output
     res = run("list", "--results", tmp_path / "empty")
     assert res.exit_code != 0 and "pass --results DIR" in res.output
+
+
+def test_runs_show_says_which_side_of_1_each_final_speedup_lies_on(results):
+    """Each final speedup reads with its direction (issue 29 item 3: in the CLI too): the word is
+    checked against the 95% interval of the same op in the --json output, by hand."""
+    text = run("show", "evoengineer-s0", "--results", results).output
+    ops = json.loads(run("show", "evoengineer-s0", "--results", results, "--json").output)["ops"]
+    words = []
+    for o in ops:
+        s = o["speedup_eager"]
+        if s is None:
+            continue
+        lo, hi = s["ci"]
+        word = "faster" if lo > 1 else "slower" if hi < 1 else "no clear difference"
+        line = next(ln for ln in text.splitlines() if ln.startswith(o["op"] + " "))
+        assert f"{s['value']:.2f}x [{lo:.2f}, {hi:.2f}] {word}" in line, line
+        words.append(word)
+    assert words, "the filled store has final speedups"
