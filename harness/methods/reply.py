@@ -15,7 +15,8 @@ form, which prompts show and the offline model writes::
 
 Parsing is forgiving (any heading level, bold labels, missing name/thought, a lone code
 fence, several fences: the one defining ``ModelNew`` wins) but a reply without a code block
-defining ``class ModelNew`` is a parse failure with a reason.
+defining ``ModelNew`` (``class ModelNew`` or ``ModelNew = YourClass``, as the evaluator accepts) is a
+parse failure with a reason.
 """
 
 from __future__ import annotations
@@ -50,19 +51,24 @@ def format_reply(name: str, thought: str, code: str) -> str:
     return f"## Name\n{name}\n## Thought\n{thought}\n## Code\n```python\n{code.rstrip()}\n```\n"
 
 
+# ``class ModelNew`` or ``ModelNew = OtherClass`` (a binding the evaluator accepts too,
+# sandbox/candidate.py); a bare ``Model`` is not looked for: a reply may quote the reference's own
+_DEFINES_MODELNEW = re.compile(r"^\s*(class\s+ModelNew\b|ModelNew\s*(:\s*[^=\n]+)?=(?!=))", re.M)
+
+
 def parse_reply(text: str) -> ParsedReply:
     if not text or not text.strip():
         return ParsedReply(error="empty reply")
     fences = _FENCE.findall(text)
     code = ""
     for _lang, body in fences:
-        if re.search(r"^\s*class\s+ModelNew\b", body, re.M):
+        if _DEFINES_MODELNEW.search(body):
             code = body
             break
     if not code:
         if fences:
-            return ParsedReply(error="no code block defines class ModelNew")
-        if re.search(r"^\s*class\s+ModelNew\b", text, re.M) and "```" not in text:
+            return ParsedReply(error="no code block defines ModelNew (class ModelNew, or ModelNew = YourClass)")
+        if _DEFINES_MODELNEW.search(text) and "```" not in text:
             code = text  # a bare source without fences
         else:
             return ParsedReply(error="no fenced code block in the reply")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+import pytest
+
 from harness.methods.common import Solution
 from harness.methods.population import ElitePopulation, rank_select, rank_weights, sample_insights
 from harness.methods.reply import format_reply, parse_reply
@@ -29,8 +31,22 @@ def test_bold_and_colon_labels_parse():
 
 def test_reply_without_modelnew_is_a_parse_error_with_reason():
     assert parse_reply("no code here").error == "no fenced code block in the reply"
-    assert parse_reply("```python\nprint(1)\n```").error == "no code block defines class ModelNew"
+    assert parse_reply("```python\nprint(1)\n```").error == "no code block defines ModelNew (class ModelNew, or ModelNew = YourClass)"
     assert parse_reply("").error == "empty reply"
+    # the reference's Model quoted back is not a candidate; neither is a comparison with ModelNew
+    assert not parse_reply("```python\nclass Model(nn.Module):\n    pass\n```").ok
+    assert not parse_reply("```python\nif ModelNew == 1:\n    pass\n```").ok
+
+
+@pytest.mark.parametrize("binding", ["class ModelNew(nn.Module):\n    pass",
+                                     "class Fast(nn.Module):\n    pass\nModelNew = Fast",
+                                     "class Fast(nn.Module):\n    pass\nModelNew: type = Fast"])
+def test_reply_binding_modelnew_as_the_evaluator_accepts_is_parsed(binding):
+    """The evaluator judges ``ModelNew = YourClass`` (sandbox/candidate.py); the reply parser takes it
+    too, and picks the block that binds it over one that quotes the reference."""
+    text = f"## Name\nx\n## Code\n```python\nclass Model(nn.Module):\n    pass\n```\n```python\n{binding}\n```\n"
+    r = parse_reply(text)
+    assert r.ok and r.code.strip() == binding, r
 
 
 def sol(cid, rt):
