@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from harness.estimate import direction_of
 from harness.store.db import DB_NAME
 
 
@@ -38,8 +39,6 @@ def _cell(v: Any) -> str:
     if v is None:
         return "-"
     if isinstance(v, dict) and "value" in v:  # a speedup: value, 95% interval, its direction
-        from harness.estimate import direction_of
-
         lo, hi = v["ci"]
         return f"{v['value']:.2f}x [{lo:.2f}, {hi:.2f}] {direction_of(lo, hi)}"
     if isinstance(v, float):
