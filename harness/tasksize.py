@@ -66,7 +66,7 @@ def apply_sets(tasks: Sequence[Task], sets: dict[str, Any]) -> list[Task]:
     for name in sets:
         if not any(name in k for k in known):
             where = (f"{tasks[0].path}: not a module-level global of the file; its globals: "
-                     f"{_text(known[0])}") if len(tasks) == 1 else \
+                     f"{tasks[0].globals_text()}") if len(tasks) == 1 else \
                 f"not a module-level global of any of the {len(tasks)} task files"
             raise UserError(f"--set {name}: {where}")
     from sandbox.contract import TaskError
@@ -162,10 +162,6 @@ def globals_line(task_globals: dict[str, Any]) -> str:
 
 def _int(v: Any) -> bool:
     return type(v) is int
-
-
-def _text(known: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" if v is not ... else k for k, v in known.items()) or "none"
 
 
 def _size(n: int) -> str:

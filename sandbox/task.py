@@ -122,6 +122,11 @@ class Task:
         names left out) -> its literal value, or ``...`` where the value is an expression."""
         return module_globals(self.source)
 
+    def globals_text(self) -> str:
+        """Those globals as a reader sees them ("batch_size=4096, dim=393216"; a name bound to an
+        expression bare), or "none": what an error about ``--set`` lists."""
+        return _globals_text(self.module_globals())
+
     def with_globals(self, values: dict[str, Any]) -> Task:
         """This task with module-level globals overridden (``--set NAME=VALUE``): a line
         ``NAME = VALUE`` is inserted after each top-level assignment of NAME, so later globals
@@ -134,7 +139,7 @@ class Task:
         bad = [n for n in values if n not in known]
         if bad:
             raise TaskError(f"{self.path}: --set {bad[0]}: not a module-level global of the file; "
-                            f"its globals: {_globals_text(known) or 'none'}")
+                            f"its globals: {_globals_text(known)}")
         tree = ast.parse(self.source, filename=str(self.path))
         after: dict[int, list[str]] = {}  # line number (1-based) -> assignments inserted after it
         for node in tree.body:
@@ -191,7 +196,7 @@ def _assigned(node: ast.AST) -> list[str]:
 
 
 def _globals_text(known: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" if v is not ... else k for k, v in known.items())
+    return ", ".join(f"{k}={v!r}" if v is not ... else k for k, v in known.items()) or "none"
 
 
 def _is_shape_value(v: Any) -> bool:
