@@ -238,17 +238,29 @@ class Judge(Checks):
 
     def reopen(self) -> None:
         """Close the judging workers, the arena and the device lock to start over (the
-        warm-apart order's fallback)."""
-        for w in (self.cand, self.ref):
-            if w is not None:
-                w.close()
+        warm-apart order's fallback). As in ``close``: both workers are asked to exit first, so
+        their CUDA contexts go down together, and the device is given up before the files are
+        cleaned (a first call that yields the lane waits only for its workers' end)."""
+        workers = [w for w in (self.cand, self.ref) if w is not None]
         self.cand = self.ref = None
-        if self.arena is not None:
-            self.arena.close()
-            self.arena = None
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
+        try:
+            try:
+                for w in workers:
+                    w.stop_begin()
+            finally:
+                for w in workers:
+                    w.stop_end()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+            try:
+                for w in workers:
+                    w.cleanup()
+            finally:
+                if self.arena is not None:
+                    self.arena.close()
+                    self.arena = None
         self.hold_until = None
         self.staged = None
 

@@ -31,12 +31,17 @@ export PYTHONUNBUFFERED=1
 t0=$(date +%s)
 python3 -m harness doctor 2>&1 | head -8 > "$OUT/doctor.txt"
 
-one_run() {  # method seed cap_s
-  local m=$1 s=$2 id="slice-$1-s$2" t=$(date +%s)
-  timeout "$3" python3 -m harness run --method "$m" --llm offline --ops "$OPS" --device "$DEVICE" \
+one_run() {  # method seed cap_s: at the cap, SIGUSR1 (every thread's stack into the log), then SIGTERM
+  local m=$1 s=$2 id="slice-$1-s$2" t=$(date +%s) pid w rc
+  KH_DUMP_STACKS=1 python3 -m harness run --method "$m" --llm offline --ops "$OPS" --device "$DEVICE" \
     --budget "$BUDGET" --seed "$s" --executor local --jobs "$JOBS" --compile-workers "$CW" --results "$RES" --run-id "$id" \
-    --quiet "${EVAL[@]}" > "$OUT/$id.log" 2>&1
-  echo "$id exit=$? wall_s=$(( $(date +%s) - t ))" >> "$OUT/runs.txt"
+    "${EVAL[@]}" > "$OUT/$id.log" 2>&1 &
+  pid=$!
+  ( sleep "$3"; kill -USR1 "$pid" 2>/dev/null; sleep 2; kill -TERM "$pid" 2>/dev/null ) &
+  w=$!
+  wait "$pid"; rc=$?
+  kill "$w" 2>/dev/null
+  echo "$id exit=$rc wall_s=$(( $(date +%s) - t ))" >> "$OUT/runs.txt"
 }
 
 if [ "${SKIP_RUNS:-0}" != 1 ]; then

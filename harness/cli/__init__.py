@@ -61,6 +61,19 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
+def _stack_dumps() -> None:
+    """``KH_DUMP_STACKS=1``: SIGUSR1 prints every thread's stack to stderr (faulthandler) and the
+    process goes on; how a run that seems stuck is looked into (scripts/gpu_methods_slice.sh sends
+    it before its deadline's SIGTERM). Off by default: SIGUSR1 keeps its default action."""
+    import os
+
+    if os.environ.get("KH_DUMP_STACKS") == "1":
+        import faulthandler
+        import signal
+
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="harness")
 def main() -> None:
@@ -73,3 +86,4 @@ def main() -> None:
       harness run --method evoengineer --llm offline --suite smoke --device cpu
       harness leaderboard build --results results --out site/_build
     """
+    _stack_dumps()

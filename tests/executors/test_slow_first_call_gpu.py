@@ -46,8 +46,14 @@ def _cfg() -> EvalConfig:
                       first_call_timeout_s=BUDGET_S)
 
 
-def test_a_spinning_first_call_kernel_is_killed_for_the_judgement_beside_it(monkeypatch):
+def test_a_spinning_first_call_kernel_is_killed_for_the_judgement_beside_it(monkeypatch, tmp_path):
     monkeypatch.setenv("KH_LANE_ALLOWANCE_S", str(ALLOWANCE_S))
+    # the lane of THIS process is measured: its GPU lock file is its own, so judgements of other
+    # processes on the machine (scripts/gpu_integrity.sh runs GPU tests beside this one) do not
+    # add their turns to the wait (H200, 2026-11-26: 19.5 s with the shared file, the other
+    # shards' judgements holding the GPU in between). Their kernels still share the GPU, so the
+    # quiet probe reads "busy" and the spin is restarted rather than parked, as asserted below.
+    monkeypatch.setenv("KH_DEVICE_LOCK_DIR", str(tmp_path / "locks"))
     lock = RecordingLock()
     lock._device = devicelock.key("cuda")  # the GPU's lock: its machine-wide file too
     monkeypatch.setitem(devicelock._LOCKS, devicelock.key("cuda"), lock)
@@ -67,7 +73,8 @@ def test_a_spinning_first_call_kernel_is_killed_for_the_judgement_beside_it(monk
             lock.release()
         h, s = honest.result(timeout=900), spin.result(timeout=900)
     assert h.status is Status.VALID, (h.status, h.rule, h.message)
-    assert lock.times(honest_t, "got")[0] - t_free < 10.0, lock.log
+    waited = lock.times(honest_t, "got")[0] - t_free
+    assert waited < 10.0, (waited, lock.log, s.evidence.get("first_calls"), s.durations_s)
     assert (s.status, s.rule) == (Status.TIMEOUT, rules.TIMEOUT), (s.status, s.rule, s.message)
     ys = s.evidence["first_calls"]["yields"]
     assert ys and ys[0]["how"].startswith("restarted"), ys
