@@ -29,7 +29,7 @@ class Counting:
         self._own_attr: set[str] = set()
         self._tripwires.install(torch, oc, self._ns0, self._own_attr, is_op)
         if oc.has_py:
-            self._lib_installed = self._ownhooks.install_library_counts(oc, torch)
+            self._lib_installed = self._ownhooks.install_library_counts(oc, torch, cuda=self.cuda)
 
     def _witness(self) -> None:
         """The op counter saw a probe fired at the end of the call (sandbox/opcount.cpp)."""

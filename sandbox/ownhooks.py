@@ -126,13 +126,21 @@ def wrap_own(counter: Any, modules: list[types.ModuleType]) -> int:
     return missed
 
 
-def install_library_counts(counter: Any, torch: Any) -> dict[str, int]:
+def install_library_counts(counter: Any, torch: Any, cuda: bool = False) -> dict[str, int]:
     """Count, while armed, the tensor <-> numpy bridges and numpy's functions called on arrays
-    (before the candidate's import; numpy is already loaded by torch)."""
+    (before the candidate's import; numpy is already loaded by torch).
+
+    ``cuda``: a judgement on a GPU leaves DLPack out. There DLPack is how a GPU library shares
+    device memory with torch (a cupy ``RawKernel`` of the candidate's own source reads and writes
+    torch's tensors through it), and what such a library computes is judged by who launched each
+    kernel (sandbox/kernelowners.py: cupy's array functions and cuBLAS are not the candidate's).
+    ``Tensor.numpy``, ``from_numpy``, ``as_tensor`` of an array and numpy's compute stay counted:
+    host compute launches no kernel to attribute (docs/evaluator.md, class 3, where it ends)."""
     done = {"bridges": 0, "numpy": 0}
-    bridges = [(torch._C.TensorBase.numpy, BRIDGE), (getattr(torch._C, "_to_dlpack", None), BRIDGE),
-               (getattr(torch._C, "_to_dlpack_versioned", None), BRIDGE),
-               (getattr(torch._C, "_from_dlpack", None), BRIDGE)]
+    bridges = [(torch._C.TensorBase.numpy, BRIDGE)]
+    if not cuda:
+        bridges += [(getattr(torch._C, name, None), BRIDGE)
+                    for name in ("_to_dlpack", "_to_dlpack_versioned", "_from_dlpack")]
     cls = vars(getattr(torch._C, "_VariableFunctionsClass", object))
     for name, kind in (("from_numpy", BRIDGE), ("as_tensor", BRIDGE_ARRAYS), ("asarray", BRIDGE_ARRAYS),
                        ("tensor", BRIDGE_ARRAYS), ("frombuffer", BRIDGE_ARRAYS)):

@@ -156,8 +156,11 @@ def run_nodes(nodes: list[str], budget_s: float, log: Path) -> tuple[dict[str, d
     env = {**os.environ, "PYTHONUNBUFFERED": "1", REPORT_ENV: str(report),
            "PYTHONPATH": os.pathsep.join([str(ROOT / "scripts"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
     per_test = os.environ.get("GPU_TESTS_TEST_TIMEOUT", str(int(max(60, budget_s - 30))))
+    import importlib.util
+
+    timeout = ["--timeout", per_test] if importlib.util.find_spec("pytest_timeout") else []  # absent on the device image
     cmd = [sys.executable, "-m", "pytest", "-p", "gpu_tests", "-p", "no:cacheprovider", "-v", "-rA",
-           "--timeout", per_test, *nodes]
+           *timeout, *nodes]
     t0 = time.monotonic()
     with open(log, "w") as f:
         p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
@@ -175,6 +178,38 @@ def run_nodes(nodes: list[str], budget_s: float, log: Path) -> tuple[dict[str, d
             got[d.pop("node")] = d
     out = {n: got.get(n, {"outcome": "not_run", "seconds": 0.0}) for n in nodes}
     return out, rc, seconds
+
+
+def shard(nodes: list[str], n: int, last: dict[str, dict]) -> list[list[str]]:
+    """``nodes`` in ``n`` groups of about equal estimated seconds (longest first, each to the group
+    with the least so far), each group in the given order."""
+    groups: list[list[str]] = [[] for _ in range(max(1, n))]
+    totals = [0.0] * len(groups)
+    for node in sorted(nodes, key=lambda x: -estimate(x, last)):
+        i = totals.index(min(totals))
+        groups[i].append(node)
+        totals[i] += estimate(node, last)
+    order = {x: k for k, x in enumerate(nodes)}
+    return [sorted(g, key=order.__getitem__) for g in groups if g]
+
+
+def run_sharded(nodes: list[str], shards: int, budget_s: float, log: Path,
+                last: dict[str, dict]) -> tuple[dict[str, dict], int, float]:
+    """``run_nodes`` in ``shards`` pytest processes at once (judgements still take the GPU one at a
+    time: the device lock is machine-wide; builds and worker start-ups overlap). Logs
+    ``<log>-<k>.log``; the exit code is the first non-zero one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    groups = shard(nodes, shards, last)
+    if len(groups) == 1:
+        return run_nodes(nodes, budget_s, log)
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(len(groups)) as pool:
+        res = list(pool.map(lambda kg: run_nodes(kg[1], budget_s, log.with_name(f"{log.stem}-{kg[0]}.log")),
+                            enumerate(groups, 1)))
+    tests = {n: t for r in res for n, t in r[0].items()}
+    rc = next((r[1] for r in res if r[1] != 0), 0)
+    return {n: tests[n] for n in nodes}, rc, time.monotonic() - t0
 
 
 def machine() -> dict[str, str]:
@@ -248,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--coverage", action="store_true", help="list gpu tests no record covers; exit 1 if any")
     ap.add_argument("--part-s", type=float, default=PART_S, help="estimated seconds per part")
     ap.add_argument("--budget-s", type=float, default=BUDGET_S, help="kill the run after this many seconds")
+    ap.add_argument("--shards", type=int, default=1,
+                    help="pytest processes at once (--missing then takes about --part-s seconds for each)")
     ap.add_argument("--out", default=os.environ.get("OUT", "gpu-tests-out"), help="folder for the pytest log")
     ap.add_argument("--records", type=Path, default=RECORDS, help="the records' folder")
     a = ap.parse_args(argv)
@@ -277,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     elif a.missing:
         todo, total, label = [], 0.0, "missing"
         for n in coverage(nodes, records)["uncovered"]:
-            if todo and total + estimate(n, last) > a.part_s:
+            if todo and total + estimate(n, last) > a.part_s * max(1, a.shards):
                 break
             todo.append(n)
             total += estimate(n, last)
@@ -292,8 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     info = machine()
-    print(f"== {label}: {len(todo)} tests on {info.get('gpu')}, killed at {a.budget_s:.0f} s", flush=True)
-    tests, rc, seconds = run_nodes(todo, a.budget_s, out / f"gpu-tests-{label}.log")
+    print(f"== {label}: {len(todo)} tests on {info.get('gpu')} in {max(1, a.shards)} shard(s), "
+          f"killed at {a.budget_s:.0f} s", flush=True)
+    tests, rc, seconds = run_sharded(todo, a.shards, a.budget_s, out / f"gpu-tests-{label}.log", last)
     paths = write_record(label, tests, rc, seconds, info, a.records)
     counts: dict[str, int] = {}
     for t in tests.values():

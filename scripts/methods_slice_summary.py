@@ -10,6 +10,9 @@ from __future__ import annotations
 import statistics
 import sys
 from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as `python3 scripts/...` from the checkout
 
 from harness.store import Results
 from harness.store.export import op_rows
