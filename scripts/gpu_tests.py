@@ -109,8 +109,9 @@ def latest(records: list[dict]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for rec in records:
         for node, t in rec["tests"].items():
-            if t["outcome"] in RAN:
-                out[node] = {**t, "date": rec["date"], "gpu": rec["gpu"], "record": rec["_path"]}
+            if t["outcome"] in RAN:  # seconds as if alone: a test in one of N shards at once took about N x longer
+                out[node] = {**t, "seconds": float(t.get("seconds") or 0.0) / max(1, int(rec.get("shards") or 1)),
+                             "date": rec["date"], "gpu": rec["gpu"], "record": rec["_path"]}
     return out
 
 
@@ -228,12 +229,12 @@ def commit() -> str:
 
 
 def write_record(label: str, tests: dict[str, dict], rc: int, seconds: float, info: dict[str, str],
-                 folder: Path = RECORDS) -> list[Path]:
+                 folder: Path = RECORDS, shards: int = 1) -> list[Path]:
     date = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     gpu = re.sub(r"[^a-z0-9]+", "-", info.get("gpu", "unknown").lower()).strip("-")[:24] or "unknown"
     name = f"{time.strftime('%Y-%m-%d-%H%M', time.gmtime())}-{gpu}-{label}.json"
     rec = {"date": date, **info, "commit": commit(), "command": " ".join(sys.argv), "label": label,
-           "exit": rc, "seconds": round(seconds, 1), "tests": tests}
+           "exit": rc, "seconds": round(seconds, 1), "shards": max(1, shards), "tests": tests}
     paths = [folder / name]
     if os.environ.get("OUT"):
         paths.append(Path(os.environ["OUT"]) / name)
@@ -272,6 +273,41 @@ def pytest_runtest_logreport(report):  # noqa: D401 - pytest hook
             f.write(json.dumps({"node": report.nodeid, **d}) + "\n")
 
 
+def parse_log(text: str) -> dict[str, dict]:
+    """Outcomes (``-rA``'s ``PASSED node`` lines) and seconds (``--durations=0``) in a pytest log."""
+    tests: dict[str, dict] = {}
+    for m in re.finditer(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+::\S+)", text, re.M):
+        kind = {"XFAIL": "xfailed", "XPASS": "xpassed"}.get(m.group(1), m.group(1).lower())
+        tests[m.group(2)] = {"outcome": kind, "seconds": 0.0, "message": ""}
+    for m in re.finditer(r"^([0-9.]+)s (?:call|setup|teardown)\s+(\S+::\S+)", text, re.M):
+        if m.group(2) in tests:
+            tests[m.group(2)]["seconds"] = round(tests[m.group(2)]["seconds"] + float(m.group(1)), 2)
+    return tests
+
+
+def record_logs(a: argparse.Namespace) -> int:
+    if not (a.date and a.gpu and a.commit):
+        raise SystemExit("--from-logs needs --date, --gpu and --commit: the record says when, where and what ran")
+    tests: dict[str, dict] = {}
+    for log in a.from_logs:
+        tests.update(parse_log(log.read_text(errors="replace")))
+    known = set(gpu_nodes())
+    tests = {n: t for n, t in tests.items() if n in known}
+    if not tests:
+        raise SystemExit(f"no gpu-marked test outcomes in {[str(x) for x in a.from_logs]}")
+    gpu = re.sub(r"[^a-z0-9]+", "-", a.gpu.lower()).strip("-")[:24]
+    stamp = re.sub(r"[^0-9]", "", a.date)[:12]
+    path = a.records / f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}-{stamp[8:12]}-{gpu}-{a.label}.json"
+    rec = {"date": a.date, "gpu": a.gpu, "torch": "see the logs", "cuda": "see the logs", "commit": a.commit,
+           "command": " ".join(sys.argv), "label": a.label,
+           "exit": int(any(t["outcome"] in ("failed", "error") for t in tests.values())),
+           "seconds": round(sum(t["seconds"] for t in tests.values()), 1), "shards": max(1, a.shards), "tests": tests}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
+    print(f"{len(tests)} outcomes recorded: {path}")
+    return 0
+
+
 # -- main ----------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -281,13 +317,22 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--missing", action="store_true", help="run the gpu tests no record covers, as many as fit")
     g.add_argument("--nodes", nargs="+", help="run these node ids")
     g.add_argument("--coverage", action="store_true", help="list gpu tests no record covers; exit 1 if any")
+    g.add_argument("--from-logs", nargs="+", type=Path, metavar="LOG",
+                   help="record the outcomes in pytest logs (-rA, --durations=0) of a GPU run made another way "
+                        "(scripts/gpu_integrity.sh's shards); give --date, --gpu, --commit, --label")
     ap.add_argument("--part-s", type=float, default=PART_S, help="estimated seconds per part")
     ap.add_argument("--budget-s", type=float, default=BUDGET_S, help="kill the run after this many seconds")
     ap.add_argument("--shards", type=int, default=1,
                     help="pytest processes at once (--missing then takes about --part-s seconds for each)")
     ap.add_argument("--out", default=os.environ.get("OUT", "gpu-tests-out"), help="folder for the pytest log")
     ap.add_argument("--records", type=Path, default=RECORDS, help="the records' folder")
+    ap.add_argument("--date", help="--from-logs: when the logs' run was made (YYYY-MM-DD HH:MM UTC)")
+    ap.add_argument("--gpu", help="--from-logs: the GPU it ran on")
+    ap.add_argument("--commit", help="--from-logs: the commit it ran")
+    ap.add_argument("--label", default="logs", help="--from-logs: the record's label")
     a = ap.parse_args(argv)
+    if a.from_logs:
+        return record_logs(a)
     nodes = gpu_nodes()
     records = load_records(a.records)
     last = latest(records)
@@ -332,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"== {label}: {len(todo)} tests on {info.get('gpu')} in {max(1, a.shards)} shard(s), "
           f"killed at {a.budget_s:.0f} s", flush=True)
     tests, rc, seconds = run_sharded(todo, a.shards, a.budget_s, out / f"gpu-tests-{label}.log", last)
-    paths = write_record(label, tests, rc, seconds, info, a.records)
+    paths = write_record(label, tests, rc, seconds, info, a.records, shards=a.shards)
     counts: dict[str, int] = {}
     for t in tests.values():
         counts[t["outcome"]] = counts.get(t["outcome"], 0) + 1

@@ -73,3 +73,14 @@ def test_gpu_tests_that_no_recorded_run_covers_are_listed(nodes):
         if os.environ.get("KH_GPU_COVERAGE") == "strict":
             pytest.fail(msg)
         warnings.warn(msg, UserWarning, stacklevel=1)
+
+
+def test_shards_split_every_test_once_and_a_pytest_log_is_read_back(nodes):
+    groups = gpu_tests.shard(nodes, 4, {})
+    assert sorted(n for g in groups for n in g) == sorted(nodes) and len(groups) == 4
+    totals = [sum(gpu_tests.estimate(n, {}) for n in g) for g in groups]
+    assert max(totals) - min(totals) <= max(gpu_tests.estimate(n, {}) for n in nodes), totals
+    log = ("PASSED tests/a.py::t[x]\nFAILED tests/a.py::u - AssertionError\n"
+           "12.50s call     tests/a.py::t[x]\n0.50s setup    tests/a.py::t[x]\n3.00s call     tests/a.py::u\n")
+    assert gpu_tests.parse_log(log) == {"tests/a.py::t[x]": {"outcome": "passed", "seconds": 13.0, "message": ""},
+                                        "tests/a.py::u": {"outcome": "failed", "seconds": 3.0, "message": ""}}
