@@ -133,6 +133,8 @@ class OpRunner:
         if self.stop.stopped:  # the run stopped before this op began: it stays pending
             return OpResult(op=task.name, status="pending", error=self.stop.reason)
         self.results.start_op(rid, task.name)
+        if self.progress is not None:  # the op's wall time (the ETA) counts from here, reused verdicts or not
+            self.progress.op_begin(task.name)
         state = _OpState(task=task)
         meter = make_meter(self.s.budget, self.s.prices)
         resumed = ResumedModel(OutageWatch(self.llm, self.stop), self.results.store, rid)

@@ -48,6 +48,12 @@ class Progress(StatusLines):
     def _head(self, op: str) -> str:
         return f"[{len(self.finished)}/{len(self.ops)} ops] {op}"
 
+    def op_begin(self, op: str) -> None:
+        """An op starts in this invocation: its wall time for the ETA counts from now (an op whose
+        verdicts are all reused from the store ends in seconds, and is counted so)."""
+        with self._lock:
+            self.op_started.setdefault(op, time.monotonic())
+
     def judging(self, op: str, label: str, native: bool) -> None:
         """A judgement starts (``label``: "seed kernel", "trial 3/6", "final judgement"). Logs get
         the op's first one and its final one (the long ones), a terminal every one."""
@@ -87,7 +93,9 @@ class Progress(StatusLines):
     def op_done(self, op: str, skipped: bool = False, what: str = "done") -> None:
         with self._lock:
             began = self.op_started.pop(op, None)
-            if began is not None and not skipped and what == "done":
+            # an op that judged nothing here (every verdict reused from the store) says nothing of
+            # the ops left: its seconds stay out of the ETA's mean (a methods slice showed 0.0 min/op)
+            if began is not None and not skipped and what == "done" and op in self._announced:
                 self.op_seconds.append(time.monotonic() - began)
             self.finished.add(op)
             self.done_trials[op] = self.budget

@@ -58,3 +58,17 @@ def test_the_eta_counts_the_ops_left_at_the_mean_op_time_less_the_time_spent():
     assert p._eta() == "~10 min (10.0 min/op so far)"
     p.jobs = 2
     assert p._eta() == "~5 min (10.0 min/op so far)"
+
+
+def test_an_op_whose_verdicts_were_all_reused_stays_out_of_the_eta():
+    """A methods slice on the H200 (2026-11-26) printed "0.0 min/op so far": an op of a run whose
+    verdicts the store already held finished in no time, and its 0 s became the per-op mean."""
+    p = Progress(["a", "b", "c"], 2, stream=io.StringIO())
+    p.op_begin("a")
+    p.op_done("a")  # judged nothing here
+    assert p._eta() == "after the first op"
+    p.op_begin("b")
+    p.op_started["b"] -= 600  # began 10 min ago
+    p.judging("b", "trial 1/2", native=True)
+    p.op_done("b")
+    assert p._eta() == "~10 min (10.0 min/op so far)"  # c alone is left, at b's time
