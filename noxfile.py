@@ -68,7 +68,7 @@ def site(session: nox.Session) -> None:
 @nox.session(python=False)
 def gpu(session: nox.Session) -> None:
     """Uses the machine's own python (the lent GPU's image already has torch + CUDA)."""
-    session.run("python3", "scripts/gpu_check.py", *session.posargs)
+    session.run("python3", "harness/bench/tools/gpu_check.py", *session.posargs)
 
 
 @nox.session(python=False)

@@ -132,7 +132,7 @@ def preload(device: str) -> dict[str, float]:
         from torch._inductor import codecache
 
         codecache.torch_key()
-        if device.startswith("cuda"):  # 0.47 s of the first call on the H100 (scripts/gpu_compile_first.py)
+        if device.startswith("cuda"):  # 0.47 s of the first call on the H100 (a one-time probe, scripts/gpu_compile_first.py, in git history)
             from triton.runtime.cache import triton_key
 
             triton_key()

@@ -63,7 +63,7 @@ class LazyGroup(click.Group):
 
 def _stack_dumps() -> None:
     """``KH_DUMP_STACKS=1``: SIGUSR1 prints every thread's stack to stderr (faulthandler) and the
-    process goes on; how a run that seems stuck is looked into (scripts/gpu_methods_slice.sh sends
+    process goes on; how a run that seems stuck is looked into (harness/bench/tools/gpu_methods_slice.sh sends
     it before its deadline's SIGTERM). Off by default: SIGUSR1 keeps its default action."""
     import os
 

@@ -1,4 +1,4 @@
-"""GPU red team (run on the lent GPU: python scripts/gpu_check.py, or pytest -m gpu).
+"""GPU red team (run on the lent GPU: python harness/bench/tools/gpu_check.py, or pytest -m gpu).
 
 GPU-specific cheats (#4 side stream, and the GPU forms of #1 stale caching-allocator memory,
 #2 cuBLAS behind a decoy kernel, #5 late launch from a thread, #7 CUDA event patching) must

@@ -2,7 +2,7 @@
 "# --- shared CUDA extension" and "# --- end of shared CUDA extension". The copies are on
 purpose: each candidate is a standalone file that `harness eval` judges as it is (no imports
 from the test tree). They must stay byte-identical, or the build cache stops sharing one
-~50 s nvcc build between them (scripts/gpu_warm.py builds it once for the whole GPU red team)."""
+~50 s nvcc build between them (harness/bench/tools/gpu_warm.py builds it once for the whole GPU red team)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every gpu-marked test is run by the GPU entry point (scripts/gpu_tests.py), in parts that fit
+"""Every gpu-marked test is run by the GPU entry point (harness/bench/tools/gpu_tests.py), in parts that fit
 one device call, and the records of those runs (docs/records/gpu-runs/*.json) say which ran.
 
 Which gpu tests no record covers is listed here, as a warning (CI's output shows the list) and not
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "harness" / "bench" / "tools"))
 import gpu_tests  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def test_the_gpu_files_are_the_ones_that_mark_tests_gpu(nodes):
     assert files == set(gpu_tests.gpu_files()), "a file names pytest.mark.gpu but collects no gpu test"
     assert files <= set(gpu_tests.FILE_DEFAULT_S), (
         f"no time estimate for {sorted(files - set(gpu_tests.FILE_DEFAULT_S))}: add it to FILE_DEFAULT_S "
-        "in scripts/gpu_tests.py (seconds per test on a fresh GPU machine)")
+        "in harness/bench/tools/gpu_tests.py (seconds per test on a fresh GPU machine)")
 
 
 def test_every_gpu_test_is_in_exactly_one_part_that_fits_a_device_call(nodes):
@@ -69,7 +69,7 @@ def test_gpu_tests_that_no_recorded_run_covers_are_listed(nodes):
     if lines:
         msg = (f"{len(cov['uncovered'])} of {len(nodes)} gpu tests have no recorded GPU run, "
                f"{len(cov['failing'])} failed at their last, {len(cov['stale'])} recorded ids are gone "
-               f"(python scripts/gpu_tests.py --missing on the GPU, then commit its record):\n" + "\n".join(lines))
+               f"(python harness/bench/tools/gpu_tests.py --missing on the GPU, then commit its record):\n" + "\n".join(lines))
         if os.environ.get("KH_GPU_COVERAGE") == "strict":
             pytest.fail(msg)
         warnings.warn(msg, UserWarning, stacklevel=1)

@@ -16,7 +16,7 @@ from tests.support.caches import fresh_build_cache
 from tests.support.evalconfig import fast_config
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "harness" / "bench" / "tools"))
 import gpu_throughput  # noqa: E402
 
 RELU = load_task(REPO / "reference_ops" / "activation" / "relu.py")

@@ -1,6 +1,6 @@
 """The conformance set (issue 15, item 6): kernels written the way the field publishes them,
 each with the verdict it must get under each rule set. One table, read by
-tests/conformance/test_conformance_cpu.py (device cpu rows), scripts/gpu_conformance.py and
+tests/conformance/test_conformance_cpu.py (device cpu rows), harness/bench/tools/gpu_conformance.py and
 tests/conformance/test_conformance_gpu.py (device cuda rows); docs/conformance.md explains it.
 
 An expectation is ``"status"`` or ``"status rule"``. ``passes_1e2`` (when not None) is what the
@@ -67,7 +67,7 @@ ROWS: list[Row] = [
     Row("cpu_full_gemm_bias_relu", "gemm_bias_relu", "cpu", V, V, "level-2 fully custom"),
     Row("cpu_partial_noop_kernel", "gemm_bias_relu", "cpu", TORCH, NOREP, "every reference op in torch + own no-op"),
     Row("cpu_torch_only_relu", "relu", "cpu", TORCH, NOREP, "no kernel of its own"),
-    # -- CUDA (scripts/gpu_conformance.py) ---------------------------------------------------------
+    # -- CUDA (harness/bench/tools/gpu_conformance.py) ---------------------------------------------------------
     Row("cuda_inline_relu_fast_math", "relu", "cuda", V, V, "with_cuda + extra_cuda_cflags -O3 --use_fast_math"),
     Row("cuda_inline_relu_cuda_only_flags", "relu", "cuda", V, V, "nvcc-only flags"),
     Row("cuda_inline_relu_host_and_cuda_flags", "relu", "cuda", V, V, "extra_cflags + extra_cuda_cflags"),

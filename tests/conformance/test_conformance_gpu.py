@@ -1,6 +1,6 @@
-"""The conformance set's CUDA rows through scripts/gpu_conformance.py, one test per group of rows
+"""The conformance set's CUDA rows through harness/bench/tools/gpu_conformance.py, one test per group of rows
 (each group builds in parallel, then judges: a few minutes cold, so that each fits one part of
-scripts/gpu_tests.py). The groups are checked on the CPU to cover every CUDA row."""
+harness/bench/tools/gpu_tests.py). The groups are checked on the CPU to cover every CUDA row."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import torch
 
 from .manifest import rows
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness" / "bench" / "tools"))
 
 GROUPS = ("cuda_inline", "triton", "cupy")  # --only substrings of the kernel names
 

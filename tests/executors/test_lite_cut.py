@@ -2,7 +2,7 @@
 their ``#include <torch/extension.h>``; a source that fails that way is built unchanged, the
 failure is remembered, and the error a user sees is the unchanged source's.
 
-The successful cut build needs a CUDA torch (scripts/gpu_throughput.py measures it on the lent
+The successful cut build needs a CUDA torch (harness/bench/tools/gpu_throughput.py measures it on the lent
 GPU); here the build fails at once (no CUDA toolkit for this torch), which exercises the
 fallback path with real load_inline calls in a child process."""
 

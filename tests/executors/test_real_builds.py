@@ -21,7 +21,7 @@ from tests.support.judging import assert_valid
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "harness" / "bench" / "tools"))
 import gpu_throughput  # noqa: E402
 
 RELU = load_task(REPO / "reference_ops" / "activation" / "relu.py")
@@ -92,7 +92,7 @@ def test_a_source_with_nothing_to_compile_goes_straight_to_the_timing_lane(cache
 
 
 def test_gpu_throughput_script_logic_on_cpu(tmp_path):
-    """scripts/gpu_throughput.py end to end with C++ and tiny counts (one shared cache: at most
+    """harness/bench/tools/gpu_throughput.py end to end with C++ and tiny counts (one shared cache: at most
     two compiles, none on a repeat run). Its candidates are honest ReLUs: every verdict of both
     sides is valid, and the two sides agree."""
     from sandbox.buildcache import default_root

@@ -3,7 +3,7 @@ Stopping the candidate's processes leaves its kernel running, so its judgement's
 finds the GPU busy and the candidate's workers are killed and started again behind the honest
 one (sandbox/firstcall.py); the honest verdict waits about the allowance; the spin's own verdict
 is a timeout once its budget is spent, and the GPU is free within 10 s of that bound.
-scripts/gpu_lane_check.py runs the same with a host-side sleeper and prints a table."""
+harness/bench/tools/gpu_lane_check.py runs the same with a host-side sleeper and prints a table."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def _cfg() -> EvalConfig:
 def test_a_spinning_first_call_kernel_is_killed_for_the_judgement_beside_it(monkeypatch, tmp_path):
     monkeypatch.setenv("KH_LANE_ALLOWANCE_S", str(ALLOWANCE_S))
     # the lane of THIS process is measured: its GPU lock file is its own, so judgements of other
-    # processes on the machine (scripts/gpu_integrity.sh runs GPU tests beside this one) do not
+    # processes on the machine (harness/bench/tools/gpu_integrity.sh runs GPU tests beside this one) do not
     # add their turns to the wait (H200, 2026-11-26: 19.5 s with the shared file, the other
     # shards' judgements holding the GPU in between). Their kernels still share the GPU, so the
     # quiet probe reads "busy" and the spin is restarted rather than parked, as asserted below.

@@ -129,7 +129,7 @@ def test_verify_with_the_real_evaluator_exits_1_on_a_tampered_store(tmp_path, mo
     """End to end on the CPU: a store holding the offline model's relu kernel, its final recorded
     at 20x (tampered: the kernel is slower than eager on a CPU); `harness leaderboard verify`
     re-judges it with the real evaluator: it does not hold, exit 1. (One session, to keep CI
-    cheap: the sessions' path is checked above with a stand-in and by scripts/gpu_verify.sh.)"""
+    cheap: the sessions' path is checked above with a stand-in and by harness/bench/tools/gpu_verify.sh.)"""
     monkeypatch.undo()  # the real CUDA check (the run is on the CPU anyway)
     repo = Results.open(tmp_path)
     add_run(repo, "t", device="cpu", llm="offline", trials=1, sources={"relu": RELU_CPU.read_text()},

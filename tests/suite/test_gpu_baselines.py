@@ -1,4 +1,4 @@
-"""scripts/gpu_baselines.py logic, run on CPU with a tiny op list (host timers instead of events)."""
+"""harness/bench/tools/gpu_baselines.py logic, run on CPU with a tiny op list (host timers instead of events)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_baselines.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "harness" / "bench" / "tools" / "gpu_baselines.py"
 
 
 def _import_script():

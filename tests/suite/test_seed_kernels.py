@@ -1,6 +1,6 @@
 """Shipped seed kernels (reference_ops/seeds/) and op parts (reference_ops/parts.toml): every seed
 is a ModelNew for a suite op, in both languages; the documented list is the shipped list; seeds
-are judged valid like any candidate (C++ here, CUDA on the GPU: scripts/check_seed_kernels.py)."""
+are judged valid like any candidate (C++ here, CUDA on the GPU: harness/bench/tools/check_seed_kernels.py)."""
 
 from __future__ import annotations
 

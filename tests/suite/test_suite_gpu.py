@@ -19,7 +19,7 @@ pytestmark = [
     pytest.mark.gpu,
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
 ]
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gpu_baselines.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "harness" / "bench" / "tools" / "gpu_baselines.py"
 
 
 def _import_script():

@@ -15,7 +15,7 @@ import re
 
 # (pattern matched at the start of the skip reason, why CI cannot run it)
 ALLOWED: list[tuple[str, str]] = [
-    (r"needs a CUDA GPU", "CI has no GPU: gpu-marked tests run on the lent GPU (python scripts/gpu_tests.py), "
+    (r"needs a CUDA GPU", "CI has no GPU: gpu-marked tests run on the lent GPU (python harness/bench/tools/gpu_tests.py), "
                           "recorded under docs/records/gpu-runs/"),
     (r"benchmark: ", "benchmarks run with nox -s bench (KH_BENCH=1); CI keeps its time for tests"),
     (r"the kernel has no Landlock", "a kernel feature (CONFIG_SECURITY_LANDLOCK, lsm=landlock): no package provides it"),

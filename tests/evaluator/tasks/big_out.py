@@ -6,7 +6,7 @@ import torch.nn as nn
 N = 16 * 2**20
 
 META = {"category": "elementwise", "dtype": "float32", "flops": "2*N", "bytes": "8*N"}
-# p256m / p1g / p2g5: 256 MiB, 1 GiB and 2.5 GiB outputs (scripts/gpu_datapath.py, docs/performance.md)
+# p256m / p1g / p2g5: 256 MiB, 1 GiB and 2.5 GiB outputs (harness/bench/tools/gpu_datapath.py, docs/performance.md)
 SHAPES = {"small": {"N": 16777216}, "tiny": {"N": 4096}, "p256m": {"N": 67108864}, "p1g": {"N": 268435456},
           "p2g5": {"N": 671088640}}
 

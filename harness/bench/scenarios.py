@@ -1,0 +1,62 @@
+"""The named scenarios of the GPU benchmark tool: what each measures and the command it runs
+(from the repository root; ``{out}`` is the scenario's output folder)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TOOLS = "harness/bench/tools"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    measures: str
+    argv: tuple[str, ...]  # run from the repository root; "{out}" is replaced by the output folder
+    limit_s: int  # killed after this many seconds (a device call runs at most 10 minutes)
+    gpus: int = 1
+    summary: str = ""  # a file under {out} whose text goes into the record ("" : the output's tail)
+
+    def command(self, out: str, extra: tuple[str, ...] = ()) -> list[str]:
+        return [a.replace("{out}", out) for a in self.argv] + list(extra)
+
+
+def _py(tool: str, *args: str) -> tuple[str, ...]:
+    return ("python3", f"{TOOLS}/{tool}", *args)
+
+
+def _sh(tool: str, *args: str) -> tuple[str, ...]:
+    return ("env", "OUT={out}", "bash", f"{TOOLS}/{tool}", *args)
+
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
+    Scenario("integrity", "the GPU red team (each cheat caught with its rule), the honest GPU kernels valid, the "
+             "lane tests, honest relu repeats in final mode", _sh("gpu_integrity.sh"), 590,
+             summary="summary.txt"),
+    Scenario("tests", "the gpu-marked tests no record covers yet, in 4 pytest shards (records under "
+             "docs/records/gpu-runs/)", _py("gpu_tests.py", "--missing", "--shards", "4", "--out", "{out}"), 590),
+    Scenario("seeds", "every shipped CUDA seed kernel judged like a candidate (final mode, strict)",
+             _py("check_seed_kernels.py", "--max-timing-s", "0.5"), 400),
+    Scenario("conformance", "the conformance set's CUDA rows against their expected verdicts",
+             _py("gpu_conformance.py"), 590),
+    Scenario("throughput", "judgements per minute: one at a time against the compile pipeline",
+             _py("gpu_throughput.py", "--json", "{out}/throughput.json"), 590),
+    Scenario("repeat", "one honest kernel in separate sessions: the spread of its timings (and the timing "
+             "lead's control)", _sh("gpu_repeat.sh"), 590, summary="summary.txt"),
+    Scenario("held", "how long one op's judgements hold the GPU, judgement after judgement",
+             _py("gpu_held.py", "--runs", "3"), 590),
+    Scenario("datapath", "GB/s of a big output's fetch and compare (a 2.5 GiB output)", _py("gpu_datapath.py"), 590),
+    Scenario("lane", "a slow or hanging first call beside an honest judgement: how long the honest one waits",
+             _py("gpu_lane_check.py"), 590),
+    Scenario("baselines", "eager and torch.compile time of every reference op, %SOL",
+             _py("gpu_baselines.py", "--out", "{out}", "--deadline-s", "540"), 590),
+    Scenario("verify", "do published leaderboard numbers reproduce (an offline run, its site, "
+             "`leaderboard verify`)", _sh("gpu_verify.sh"), 590),
+    Scenario("methods-slice", "a researcher's run: every method on an op slice with the offline model, seeds side "
+             "by side, the leaderboard built", ("env", "OUT={out}", "PACK=1", "bash", f"{TOOLS}/gpu_methods_slice.sh"),
+             590, summary="summary.txt"),
+    Scenario("two-gpu", "one GPU against two: judgements per minute and identical verdicts",
+             _sh("gpu_two.sh"), 590, gpus=2, summary="summary.txt"),
+    Scenario("jail", "the process sandbox on the GPU machine: CUDA, Triton and a build inside the jail",
+             _py("jail_smoke.py"), 300),
+)}
