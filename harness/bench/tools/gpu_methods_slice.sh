@@ -15,6 +15,9 @@
 # are left: run again with the same OUT, finished ops are kept), SKIP_RUNS=1 (only build), PACK=1
 # (logs, store and site packed into OUT/slice.tgz: a device call brings few files back). Eval
 # options keep judgements short: small shapes, short timing, the eager baseline only.
+# RESUME_FROM=DIR: a store from an earlier call (unpacked from its slice.tgz into a folder that a
+# device call carries, e.g. .gpu-carry/slice-results with carry [".gpu-carry"]) is copied into RES
+# first: the same run ids then resume, their finished ops kept (a device call starts with $OUT empty).
 set -u
 OUT=${OUT:-gpu-methods-slice-out}; mkdir -p "$OUT"
 RES=${RES:-$OUT/results}
@@ -30,6 +33,7 @@ DEADLINE_S=${DEADLINE_S:-400}
 FINAL_SESSIONS=${FINAL_SESSIONS:-}
 FS=(); [ -z "$FINAL_SESSIONS" ] || FS=(--final-sessions "$FINAL_SESSIONS")
 LOGS="$OUT/logs"; mkdir -p "$LOGS"
+if [ -n "${RESUME_FROM:-}" ]; then mkdir -p "$RES" && cp -r "$RESUME_FROM"/. "$RES"/; fi
 EVAL=(--eval-option profile=small --eval-option max_timing_s=0.2 --eval-option correctness_trials=2
       --eval-option baselines=eager)
 export PYTHONUNBUFFERED=1
