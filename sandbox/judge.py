@@ -238,11 +238,22 @@ class Judge(Checks):
 
     def reopen(self) -> None:
         """Close the judging workers, the arena and the device lock to start over (the
-        warm-apart order's fallback). As in ``close``: both workers are asked to exit first, so
-        their CUDA contexts go down together, and the device is given up before the files are
-        cleaned (a first call that yields the lane waits only for its workers' end)."""
+        warm-apart order's fallback, a lane restart), as ``close`` does (``_stop_workers``)."""
+        try:
+            self._stop_workers()
+        finally:
+            self.cand = self.ref = None
+            if self.arena is not None:
+                self.arena.close()
+                self.arena = None
+        self.hold_until = None
+        self.staged = None
+
+    def _stop_workers(self) -> None:
+        """Both workers asked to exit first (their CUDA contexts go down together), the device
+        given up once they are gone, then their files cleaned, outside the lock: a first call that
+        yields the lane waits only for its workers' end (H200, 2026-11-26)."""
         workers = [w for w in (self.cand, self.ref) if w is not None]
-        self.cand = self.ref = None
         try:
             try:
                 for w in workers:
@@ -252,17 +263,11 @@ class Judge(Checks):
                     w.stop_end()
         finally:
             if self._lock is not None:
+                self.v.durations_s["exclusive"] = round(time.monotonic() - self._held_since, 3)
                 self._lock.release()
                 self._lock = None
-            try:
-                for w in workers:
-                    w.cleanup()
-            finally:
-                if self.arena is not None:
-                    self.arena.close()
-                    self.arena = None
-        self.hold_until = None
-        self.staged = None
+            for w in workers:
+                w.cleanup()
 
     def custom_code(self, seed: int) -> None:
         from sandbox.customcode import check_profiled_call
@@ -328,31 +333,16 @@ class Judge(Checks):
                                            if w is not None}}
             arenahint.remember(self.arena, self.ref.persist if self.ref is not None else None)
         t = time.monotonic()
-        workers = [w for w in (self.cand, self.ref) if w is not None]
         try:
-            try:  # both asked first: their CUDA contexts go down together
-                for w in workers:
-                    w.stop_begin()
-            finally:
-                for w in workers:
-                    w.stop_end()
+            self._stop_workers()
         finally:
-            # the workers and all they started are gone: the device is free; files are cleaned after
-            if self._lock is not None:
-                self.v.durations_s["exclusive"] = round(time.monotonic() - self._held_since, 3)
-                self._lock.release()
-                self._lock = None
-            try:
-                for w in workers:
-                    w.cleanup()
-            finally:
-                self.v.durations_s["close"] = round(time.monotonic() - t, 3)
-                if self.ref is not None and self.ref.persist is not None:  # sandbox/refcache.py
-                    self.v.evidence["reference_cache"] = {"seeded_files": self.ref.seeded,
-                                                          "harvested_files": self.ref.harvested,
-                                                          "preload_s": self.ref.preload_s}
-                if self.arena is not None:
-                    self.arena.close()
+            self.v.durations_s["close"] = round(time.monotonic() - t, 3)
+            if self.ref is not None and self.ref.persist is not None:  # sandbox/refcache.py
+                self.v.evidence["reference_cache"] = {"seeded_files": self.ref.seeded,
+                                                      "harvested_files": self.ref.harvested,
+                                                      "preload_s": self.ref.preload_s}
+            if self.arena is not None:
+                self.arena.close()
 
 
 def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
