@@ -42,6 +42,7 @@ from harness.llm.budget import guarded_evaluate
 from harness.methods.base import Budget, Method, Proposal
 from harness.methods.common import candidate_runtime, speedup_vs_eager
 from harness.policy import eval_config
+from harness.runner import seedsteps
 from harness.runner.metering import make_meter, metered
 from harness.runner.resume import ResumedModel
 from harness.runner.stages import StageCountingModel, StageTally, proposal_stage
@@ -140,7 +141,7 @@ class OpRunner:
         resumed = ResumedModel(OutageWatch(self.llm, self.stop), self.results.store, rid)
         llm = StageCountingModel(metered(resumed, meter), state.stages)
         ctx = task_context(task, device=self.s.device, env=self.s.environment, seed=self.s.seed)
-        ctx = dataclasses.replace(ctx, extras={**ctx.extras, **self._op_extras(task, ctx.language, state)})
+        ctx = dataclasses.replace(ctx, extras={**ctx.extras, **seedsteps.op_extras(self, task, ctx.language, state)})
         evaluate = self._evaluate_fn(task, meter, state)
         error = None
         stopped_here = False  # the method ended because the run stopped (stop.py), not on its budget
@@ -176,7 +177,7 @@ class OpRunner:
                 error = f"final evaluation failed: {type(e).__name__}: {e}"
             if final is not None and state.seed is not None:
                 try:
-                    usage["seed"] = self._seed_final(task, state, final)
+                    usage["seed"] = seedsteps.seed_final(self, task, state, final)
                 except Exception as e:  # noqa: BLE001 - the seed's own final judgement is a side record
                     usage["seed"] = {**state.seed, "final_error": f"{type(e).__name__}: {e}"[:500]}
         if state.seed is not None and "seed" not in usage:
@@ -294,66 +295,6 @@ class OpRunner:
         if self.progress is not None:
             self.progress.judged(task.name, label, v)
         return record_globals(v, task), None
-
-    # -- seed kernels and op parts -----------------------------------------------------------
-    def _op_extras(self, task: Task, language: str, state: _OpState) -> dict[str, Any]:
-        """What the op adds to the method's TaskContext: its parts and its judged seed kernel."""
-        from harness.suite.seeds import load_seed, parts_of
-
-        extras: dict[str, Any] = {}
-        parts = parts_of(task.name)
-        if parts:
-            extras["parts"] = parts
-        if not getattr(self.method, "uses_seed_kernel", False) or self.s.seed_kernels is None:
-            return extras
-        seed = load_seed(task.name, language, self.s.seed_kernels)
-        if seed is None:
-            return extras
-        config = self.s.eval_config(Mode.FEEDBACK, task)
-        cid = self.results.add_candidate(self.s.run_id, task.name, trial=-1, source=seed.source,
-                                         name=seed.name, thought=seed.thought, operator="seed")
-        p = Proposal(source=seed.source, name=seed.name, thought=seed.thought, operator="seed",
-                     stage="seed")
-        verdict, stored_id = self._judge_or_reuse(task, p, config, config_key(config), cid, state,
-                                                  label="seed kernel")
-        if stored_id is None:
-            self.results.add_verdict(verdict, candidate_id=cid, task_sha256=task.sha256,
-                                     config_key=config_key(config))
-        rt = candidate_runtime(verdict) if verdict.valid else None
-        state.seed = {"candidate_id": cid, "path": str(seed.path), "sha256": seed.sha256,
-                      "status": verdict.status.value, "feedback_us": rt}
-        if not verdict.valid or rt is None:
-            return extras  # a seed that fails its own judgement is no seed (recorded as such)
-        state.best_us, state.best_id = rt, cid
-        state.best_speedup = speedup_vs_eager(verdict)
-        extras["seed"] = {"source": seed.source, "name": seed.name, "thought": seed.thought,
-                          "candidate_id": cid, "verdict": verdict.to_dict()}
-        return extras
-
-    def _seed_final(self, task: Task, state: _OpState, best_final: Verdict) -> dict[str, Any]:
-        """The seed judged in FINAL mode beside the best kernel, and the best's speedup over it
-        (ratio of final medians; 1.0 when the seed itself is the best)."""
-        info = dict(state.seed or {})
-        if info.get("feedback_us") is None:
-            return info
-        if state.best_id == info["candidate_id"]:
-            v, vid = best_final, None
-        else:
-            config = self.s.eval_config(Mode.FINAL, task)
-            key = config_key(config)
-            p = Proposal(source=self.results.get_candidate(info["candidate_id"]).source)  # type: ignore[union-attr]
-            v, vid = self._judge_or_reuse(task, p, config, key, info["candidate_id"], state,
-                                          label="final judgement of the seed kernel")
-            if vid is None:
-                vid = self.results.add_verdict(v, candidate_id=info["candidate_id"],
-                                               task_sha256=task.sha256, config_key=key)
-        seed_us, best_us = candidate_runtime(v), candidate_runtime(best_final)
-        info.update(final_status=v.status.value, final_us=seed_us, final_verdict_id=vid,
-                    is_best=state.best_id == info["candidate_id"])
-        if v.valid and best_final.valid and seed_us and best_us:
-            info["speedup_vs_seed"] = seed_us / best_us
-        return info
-
 
     def _final(self, task: Task, state: _OpState) -> tuple[Verdict, int, list[Verdict]]:
         """(the op's final verdict, its id, every session's verdict): the best kernel judged in
