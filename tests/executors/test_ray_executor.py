@@ -31,7 +31,12 @@ def test_ray_executor_gives_the_local_executors_verdict_statuses(tmp_path, monke
     local = offline_relu_run.statuses()
     got = [tuple(r) for r in _statuses(tmp_path / "ray")]
     assert len(local) >= 3
-    assert got == local
+    # every trial's feedback verdict is the same; which kernel gets a final judgement is the
+    # fastest one measured, and the seed kernel and the offline kernels are within timing noise of
+    # each other on CPU relu (2026-11-26: 205 us vs 208 us made a trial the best in one run and the
+    # seed in the other, adding the seed's own final judgement), so finals compare by status
+    assert [r for r in got if r[1] != "final"] == [r for r in local if r[1] != "final"]
+    assert {r[2:] for r in got if r[1] == "final"} == {r[2:] for r in local if r[1] == "final"}
     assert any(s == "valid" for _, _, s, _ in local), local  # the offline model's relu kernels include valid ones
 
 
