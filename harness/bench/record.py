@@ -55,11 +55,21 @@ def write(scenario: str, command: list[str], rc: int, seconds: float, summary: s
     folder = folder or RECORDS
     now = time.gmtime()
     info = machine()
-    gpu = re.sub(r"[^a-z0-9]+", "-", info["gpus"][0].split(",")[0].lower()).strip("-")[:24] or "none"
+    gpu = slug(info["gpus"][0].split(",")[0], "none")
     rec = {"scenario": scenario, "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", now), "machine": info,
            "commit": commit(), "command": " ".join(command), "exit": rc, "seconds": round(seconds, 1),
            "output": str(out), "summary": summary[-6000:]}
-    name = f"{time.strftime('%Y-%m-%d-%H%M', now)}-{gpu}-{scenario}.json"
+    return save(rec, f"{time.strftime('%Y-%m-%d-%H%M', now)}-{gpu}-{scenario}.json", folder)
+
+
+def slug(name: str, empty: str = "unknown") -> str:
+    """A GPU's name as it goes into a record's file name ("NVIDIA H200" -> "nvidia-h200")."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:24] or empty
+
+
+def save(rec: dict[str, Any], name: str, folder: Path) -> list[Path]:
+    """``rec`` as ``folder/name`` and, when $OUT is set, ``$OUT/name`` too (a device call brings
+    $OUT back); returns the paths written."""
     paths = [folder / name]
     if os.environ.get("OUT"):
         paths.append(Path(os.environ["OUT"]) / name)

@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
+if str(ROOT) not in sys.path:  # run as `python3 harness/bench/tools/gpu_tests.py` from the checkout
+    sys.path.insert(0, str(ROOT))
 RECORDS = ROOT / "docs" / "records" / "gpu-runs"
 RAN = {"passed", "failed", "error", "xfailed", "xpassed"}  # outcomes that mean the test ran on a GPU
 OUTCOMES = RAN | {"skipped", "not_run"}
@@ -230,18 +232,13 @@ def commit() -> str:
 
 def write_record(label: str, tests: dict[str, dict], rc: int, seconds: float, info: dict[str, str],
                  folder: Path = RECORDS, shards: int = 1) -> list[Path]:
+    from harness.bench import record
+
     date = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    gpu = re.sub(r"[^a-z0-9]+", "-", info.get("gpu", "unknown").lower()).strip("-")[:24] or "unknown"
-    name = f"{time.strftime('%Y-%m-%d-%H%M', time.gmtime())}-{gpu}-{label}.json"
+    name = f"{time.strftime('%Y-%m-%d-%H%M', time.gmtime())}-{record.slug(info.get('gpu', 'unknown'))}-{label}.json"
     rec = {"date": date, **info, "commit": commit(), "command": " ".join(sys.argv), "label": label,
            "exit": rc, "seconds": round(seconds, 1), "shards": max(1, shards), "tests": tests}
-    paths = [folder / name]
-    if os.environ.get("OUT"):
-        paths.append(Path(os.environ["OUT"]) / name)
-    for p in paths:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
-    return paths
+    return record.save(rec, name, folder)
 
 
 # -- the plugin side (loaded with -p gpu_tests in the child pytest) ----------------------------------
@@ -295,7 +292,9 @@ def record_logs(a: argparse.Namespace) -> int:
     tests = {n: t for n, t in tests.items() if n in known}
     if not tests:
         raise SystemExit(f"no gpu-marked test outcomes in {[str(x) for x in a.from_logs]}")
-    gpu = re.sub(r"[^a-z0-9]+", "-", a.gpu.lower()).strip("-")[:24]
+    from harness.bench import record
+
+    gpu = record.slug(a.gpu)
     stamp = re.sub(r"[^0-9]", "", a.date)[:12]
     path = a.records / f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}-{stamp[8:12]}-{gpu}-{a.label}.json"
     rec = {"date": a.date, "gpu": a.gpu, "torch": "see the logs", "cuda": "see the logs", "commit": a.commit,
