@@ -16,7 +16,7 @@ functions serve the leaderboard, ``harness runs`` and tests with hand-made table
 * ``leaderboard verify``'s rule: how many re-judged numbers must fall in their published 95%
   intervals (``hold_rule``, a one-sided binomial test).
 
-The bootstrap is local (numpy, seeded): sandbox/stats.py resamples timing samples, this one
+The bootstrap is local (numpy, seeded): sandbox/timing/stats.py resamples timing samples, this one
 resamples ops; the two share the percentile method.
 """
 

@@ -30,16 +30,16 @@ class EvalConfig:
     candidate_name: str = "candidate.py"  # file name shown in messages
     memory_limit_gb: float | None = None  # None: CPU min(8 GiB, 35% of RAM) RSS; GPU 64 GiB
     unsafe_no_isolation: bool = False  # judge even where no jail can be made (recorded: isolation none)
-    first_call_timeout_s: float = 90.0  # one budget for a judgement's first calls, every profile and order (sandbox/firstcall.py)
+    first_call_timeout_s: float = 90.0  # one budget for a judgement's first calls, every profile and order (sandbox/lane/firstcall.py)
     file_size_limit_bytes: int | None = None  # workers' RLIMIT_FSIZE (None: Limits' default); no output travels in a file
     gpu_hold_s: float = 120.0  # bound on holding the GPU after warm-up (CUDA; compile and first calls excluded)
     # baselines timed by an earlier valid judgement of the op in this process are reused, checked
-    # by a sentinel share of fresh calls (sandbox/baselinebook.py). Off by default: on the H100 it
+    # by a sentinel share of fresh calls (sandbox/timing/baselinebook.py). Off by default: on the H100 it
     # saved nothing on a CUDA relu (a timed baseline call costs ~ms; docs/performance.md), and a
     # pooled measurement depends on the judgements before it
     reuse_baselines: bool = False
-    rules: str = "strict"  # rule set: "strict" (no torch compute) | "partial" (sandbox/partial.py); recorded
-    # judge a task the check task.degenerate refuses (sandbox/taskcheck.py: its output does not change
+    rules: str = "strict"  # rule set: "strict" (no torch compute) | "partial" (sandbox/rules/partial.py); recorded
+    # judge a task the check task.degenerate refuses (sandbox/intake/taskcheck.py: its output does not change
     # when inputs and weights are redrawn); research use, recorded in the verdict (evidence.allow_degenerate)
     allow_degenerate: bool = False
 

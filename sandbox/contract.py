@@ -3,7 +3,7 @@ in one module. ``harness/`` imports the evaluator only from here (tests/architec
 the evaluator imports nothing of ``harness/``.
 
 - the task format: ``Task``, ``OpMeta``, ``load_task``, ``TaskError``; the task check
-  (sandbox/taskcheck.py): ``check_tasks``, ``TaskCheck``, ``DegenerateTask``
+  (sandbox/intake/taskcheck.py): ``check_tasks``, ``TaskCheck``, ``DegenerateTask``
 - what to judge with: ``EvalConfig``, the rule sets (``RULE_SETS``, ``STRICT``)
 - what comes back: ``Verdict``, ``Status``, ``Mode``; a candidate the judge cannot take:
   ``CandidateError``
@@ -16,26 +16,26 @@ the evaluator imports nothing of ``harness/``.
 - name registries (methods, executors, LLM backends, isolation): ``Registry``, ``UnknownName``,
   ``load_target``
 - the device lanes, for the executors: ``parked_judgements`` (judgements that gave their device
-  up during a slow first call, sandbox/firstcall.py)
+  up during a slow first call, sandbox/lane/firstcall.py)
 """
 
 from __future__ import annotations
 
-from sandbox.buildphase import NATIVE_BUILD
+from sandbox.build.buildphase import NATIVE_BUILD
+from sandbox.build.prebuild import BuildResult, ensure_pch, prebuild
 from sandbox.config import EvalConfig
-from sandbox.devicelock import parked as parked_judgements
 from sandbox.errors import CandidateError
 from sandbox.evaluate import evaluate
+from sandbox.intake.task import OpMeta, Task, TaskError, load_task
+from sandbox.intake.taskcheck import DegenerateTask, TaskCheck, check_tasks
 from sandbox.isolation import get_launcher
 from sandbox.isolation.base import Launcher, Limits, Mount, SandboxUnavailable, WorkerSpec
 from sandbox.isolation.engine import probe as engine_probe
 from sandbox.isolation.process import probe as isolation_probe
+from sandbox.lane.devicelock import parked as parked_judgements
 from sandbox.machine import Gpu, Machine, fingerprint, nvidia_smi, package_version
-from sandbox.prebuild import BuildResult, ensure_pch, prebuild
 from sandbox.registry import Registry, UnknownName, load_target
 from sandbox.rules import RULE_SETS, STRICT
-from sandbox.task import OpMeta, Task, TaskError, load_task
-from sandbox.taskcheck import DegenerateTask, TaskCheck, check_tasks
 from sandbox.verdict import Mode, Status, Verdict
 
 __all__ = [

@@ -10,7 +10,7 @@ candidate's process. Contract (see docs/evaluator.md):
 * raises ``CandidateError`` for unusable *input* (does not parse, no ``ModelNew``, signature
   mismatch): that is a user error, never recorded as a kernel verdict;
 * raises ``taskcheck.DegenerateTask`` (a ``TaskError``) for a task the check ``task.degenerate``
-  found degenerate on this machine, unless ``config.allow_degenerate`` (sandbox/taskcheck.py);
+  found degenerate on this machine, unless ``config.allow_degenerate`` (sandbox/intake/taskcheck.py);
 * thread-safe: several evaluations may run at once (each in its own processes).
 """
 
@@ -25,7 +25,7 @@ from sandbox.verdict import Verdict
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from sandbox.task import Task
+    from sandbox.intake.task import Task
 
 __all__ = ["CandidateError", "EvalConfig", "evaluate"]
 
@@ -34,11 +34,11 @@ def evaluate(task: Task | str | Path, source: str, config: EvalConfig | None = N
     """Judge ``source`` (a ModelNew candidate) against ``task`` (a Task or a task file path).
 
     Returns a Verdict for anything the candidate does; raises CandidateError for unusable
-    candidate input and sandbox.task.TaskError for a broken reference.
+    candidate input and sandbox.intake.task.TaskError for a broken reference.
     """
-    from sandbox import taskcheck
+    from sandbox.intake import taskcheck
+    from sandbox.intake.task import Task, load_task
     from sandbox.judge import judge
-    from sandbox.task import Task, load_task
 
     if not isinstance(task, Task):
         task = load_task(task)

@@ -2,7 +2,7 @@
 
 Phases (cascade: stop at the first failure): static checks -> start reference + candidate
 workers -> import candidate (compile) -> correctness trials -> determinism -> profile
-(custom-code rule) -> extra shapes (final) -> timing (sandbox/timing.py) -> verdict.
+(custom-code rule) -> extra shapes (final) -> timing (sandbox/timing/measure.py) -> verdict.
 """
 
 from __future__ import annotations
@@ -11,28 +11,34 @@ import hashlib
 import os
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sandbox import arenahint, buildcache, devicelock, opcount, refcache, rules, scan, sol
-from sandbox.arena import CANDIDATE_REGIONS, REGIONS, Arena
-from sandbox.attribution import attribute
-from sandbox.candidate import Entry, entry_point
-from sandbox.checks import Checks, ReferenceFailed, Reject, failure_status
-from sandbox.devicelock import DeviceLock, device_lock
-from sandbox.firstcall import FirstCalls
+from sandbox import rules
+from sandbox.build import buildcache, buildphase
+from sandbox.build.tiers import WorkTier
+from sandbox.check import refcache
+from sandbox.check.attribution import attribute
+from sandbox.check.calls import Checks, ReferenceFailed, Reject, failure_status
+from sandbox.config import EvalConfig
+from sandbox.intake import scan
+from sandbox.intake.candidate import Entry, entry_point
+from sandbox.intake.task import Task, TaskError
 from sandbox.isolation import get_launcher
 from sandbox.isolation.base import SandboxUnavailable
 from sandbox.isolation.process import outer_uid
-from sandbox.judgeenv import _errors_first, cache_root, environment, worker_limits  # noqa: F401 (used by prebuild, attribution)
-from sandbox.kernelowners import prewarm as _prewarm_kernel_names
-from sandbox.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
-from sandbox.task import Task, TaskError
-from sandbox.tiers import WorkTier
+from sandbox.lane import devicelock
+from sandbox.lane.devicelock import DeviceLock, device_lock
+from sandbox.lane.firstcall import FirstCalls
+from sandbox.rules import opcount
+from sandbox.rules.customcode import check_profiled_call
+from sandbox.rules.kernelowners import prewarm as _prewarm_kernel_names
+from sandbox.timing import baselinebook, sol
+from sandbox.timing.measure import time_candidate
 from sandbox.verdict import Mode, Status, Verdict, tolerance_evidence
-
-if TYPE_CHECKING:
-    from sandbox.evaluate import EvalConfig
-
+from sandbox.worker import arenahint
+from sandbox.worker.arena import CANDIDATE_REGIONS, REGIONS, Arena
+from sandbox.worker.judgeenv import _errors_first, cache_root, environment, worker_limits  # noqa: F401 (used by prebuild, attribution)
+from sandbox.worker.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
 
 WARM_SEED = 12345  # public: the warm-up calls are never checked
 SETUP_FLOOR_S, SETUP_MULT = 10.0, 3.0  # a setup after the warm-up: max(floor, mult x the warm-up's at that profile)
@@ -63,10 +69,10 @@ class Judge(Checks):
         self.t0 = time.monotonic()
         self.deadline = self.t0 + config.timeout_s
         self.ref_bytes: list[int] = []  # sizes of the reference's last outputs (poison, output size bound)
-        self.arena: Arena | None = None  # the judgement's shared memory (sandbox/arena.py), made by start()
+        self.arena: Arena | None = None  # the judgement's shared memory (sandbox/worker/arena.py), made by start()
         self.staged: tuple[int, list[Any]] | None = None  # (seed, header) of the candidate's staged inputs
-        self.opcount_path: str | None = None  # path of sandbox/opcount.py's built module (judge())
-        self.entry = Entry("ModelNew")  # the class judged (run() resolves it, sandbox/candidate.py)
+        self.opcount_path: str | None = None  # path of sandbox/rules/opcount.py's built module (judge())
+        self.entry = Entry("ModelNew")  # the class judged (run() resolves it, sandbox/intake/candidate.py)
         self.ref_call_s = 0.0  # the reference's slowest call so far (parent clock): per-call bounds
         self.hold_until: float | None = None  # CUDA: no request may run past this (the GPU-held bound)
         self._lock: DeviceLock | None = None  # this device's lock, while held
@@ -75,8 +81,8 @@ class Judge(Checks):
         self._held_since = 0.0
         self.book_pending: dict[tuple[str, ...], list[float]] = {}  # baselines to book once valid (timing.py)
         self.phase = ""  # "import" or "warm" while buildphase.open_and_warm runs (its fallbacks), then "judge"
-        self.tier: WorkTier | None = None  # this judgement's working copy of its build tier (sandbox/tiers.py)
-        # the warm-up's one budget and its record of the device given up (sandbox/firstcall.py)
+        self.tier: WorkTier | None = None  # this judgement's working copy of its build tier (sandbox/build/tiers.py)
+        # the warm-up's one budget and its record of the device given up (sandbox/lane/firstcall.py)
         self.first_calls = FirstCalls(config.first_call_timeout_s)
         self.warm_setup_s: dict[str, float] = {}  # the candidate's setup at each profile in the warm-up
 
@@ -87,7 +93,7 @@ class Judge(Checks):
     def open_tier(self) -> WorkTier:
         """The judgement's private working copy of the candidate's build tier: written by its
         build step, read-only to its judging workers (the late order's: writable), deleted with
-        the judgement (sandbox/tiers.py)."""
+        the judgement (sandbox/build/tiers.py)."""
         if self.tier is None:
             _, own, _ = buildcache.layout(cache_root(self.cfg), self.source)
             self.tier = WorkTier.open(cache_root(self.cfg), own)
@@ -133,7 +139,7 @@ class Judge(Checks):
             self.v.environment.update(extra())
 
     def _take_device(self) -> None:
-        """Wait for the device (sandbox/devicelock.py): from here until close() no other
+        """Wait for the device (sandbox/lane/devicelock.py): from here until close() no other
         judgement in this process runs code on it. The wait is not the candidate's time: its
         deadline moves by as much."""
         t = time.monotonic()
@@ -161,7 +167,7 @@ class Judge(Checks):
         if not rep.get("ok"):
             raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
         # after the warm-up, a setup is bounded by the warm-up's at that profile: a constructor slow
-        # only when it is judged would hold the device (sandbox/firstcall.py)
+        # only when it is judged would hold the device (sandbox/lane/firstcall.py)
         warm = None if self.phase == "warm" else self.warm_setup_s.get(profile)
         floor = 60.0 if warm is None else max(SETUP_FLOOR_S, SETUP_MULT * warm)
         rep, _ = self.cand.request("setup", bound=self.call_bound(floor=floor), **common)
@@ -180,7 +186,7 @@ class Judge(Checks):
         here = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks")}
         self.v.durations_s["compile"] = round(self.v.durations_s.get("compile", 0.0) + float(rep.get("compile_s", 0.0)), 3)
         self.v.durations_s["import"] = round(rtt / 1e9, 3)
-        if "build" in self.v.evidence:  # the build worker built it (sandbox/buildphase.py)
+        if "build" in self.v.evidence:  # the build worker built it (sandbox/build/buildphase.py)
             self.v.evidence["build_judging_worker"] = here
         else:
             self.v.evidence["build"] = here
@@ -217,7 +223,7 @@ class Judge(Checks):
         """Build and JIT everything before judging: one call of the candidate at each profile it
         will be judged at (Triton and lazy builds compile here, with a public seed, unchecked),
         then seal the worker: no process may start from here on, and none may be left running."""
-        fc = self.first_calls  # one budget, and the device given up while slow (sandbox/firstcall.py)
+        fc = self.first_calls  # one budget, and the device given up while slow (sandbox/lane/firstcall.py)
         for p in [profile, *extras]:
             t = time.monotonic()
             with fc.watch(self, spend=False):
@@ -270,7 +276,6 @@ class Judge(Checks):
                 w.cleanup()
 
     def custom_code(self, seed: int) -> None:
-        from sandbox.customcode import check_profiled_call
 
         check_profiled_call(self, seed)
 
@@ -287,7 +292,6 @@ class Judge(Checks):
         profile = cfg.profile
         if profile != "default" and profile not in self.task.shapes:
             raise TaskError(f"{self.task.path}: no shape profile {profile!r} (has {self.task.profiles})")
-        from sandbox import buildphase
 
         extras = self.extra_profiles(profile) if self.final else []
         order, why = buildphase.plan(self.source, cfg.device)
@@ -309,14 +313,12 @@ class Judge(Checks):
                 self.setup(profile)
         self.v.durations_s["check"] = round(time.monotonic() - t, 3)
         t = time.monotonic()
-        from sandbox.timing import time_candidate
 
         time_candidate(self)
         self.v.durations_s["time"] = round(time.monotonic() - t, 3)
         self.check_monitor("timing")
         sol.judge_speed_of_light(self, profile)
         self.v.status, self.v.message = Status.VALID, "correct on all trials; timed"
-        from sandbox import baselinebook
 
         for k, samples in self.book_pending.items():  # only a valid judgement's baselines are booked
             baselinebook.put(k, samples)
@@ -337,7 +339,7 @@ class Judge(Checks):
             self._stop_workers()
         finally:
             self.v.durations_s["close"] = round(time.monotonic() - t, 3)
-            if self.ref is not None and self.ref.persist is not None:  # sandbox/refcache.py
+            if self.ref is not None and self.ref.persist is not None:  # sandbox/check/refcache.py
                 self.v.evidence["reference_cache"] = {"seeded_files": self.ref.seeded,
                                                       "harvested_files": self.ref.harvested,
                                                       "preload_s": self.ref.preload_s}

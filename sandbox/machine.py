@@ -2,7 +2,7 @@
 CUDA, the GPUs, the NVIDIA driver, package versions, a container image digest).
 
 Every record of where something ran is a view of ``fingerprint()``, each keeping its stored
-shape: the verdict's (``sandbox/judgeenv.py: environment``), the run's and the leaderboard's
+shape: the verdict's (``sandbox/worker/judgeenv.py: environment``), the run's and the leaderboard's
 (``harness/store/fingerprint.py: environment``) and the doctor's and GPU baselines'
 (``harness/env/probe.py: fingerprint``). It lives in the evaluator, which imports nothing of
 ``harness/``, so that all three can call it; torch is imported only when asked for.

@@ -77,7 +77,7 @@ class Speedup:
 class Verdict:
     status: Status
     message: str = ""
-    rule: str | None = None  # id of the rule that fired (see sandbox/rules.py), if any
+    rule: str | None = None  # id of the rule that fired (see sandbox/rules/__init__.py), if any
     evidence: dict[str, Any] = field(default_factory=dict)
     mode: Mode = Mode.FEEDBACK
     device: str = "cpu"
@@ -89,7 +89,7 @@ class Verdict:
     speed_of_light: dict[str, float] = field(default_factory=dict)  # pct_memory, pct_compute
     profile: dict[str, Any] = field(default_factory=dict)  # kernels launched, aten ops seen
     allow_torch_ops: bool = False
-    rules: str = "strict"  # the rule set that judged it (sandbox/rules.py RULE_SETS); older verdicts: strict
+    rules: str = "strict"  # the rule set that judged it (sandbox/rules/__init__.py RULE_SETS); older verdicts: strict
     host_timers: bool = False  # True on CPU: never leaderboard numbers
     environment: dict[str, Any] = field(default_factory=dict)
     logs: str = ""  # truncated compiler/runtime output

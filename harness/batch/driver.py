@@ -45,7 +45,7 @@ class BatchOptions:
     timeout: float = 600.0
     allow_torch_ops: bool = False
     max_timing_s: float | None = None
-    rules: str = "strict"  # rule set (sandbox/rules.py RULE_SETS): in every config, row key and the store run
+    rules: str = "strict"  # rule set (sandbox/rules/__init__.py RULE_SETS): in every config, row key and the store run
     allow_degenerate: bool = False  # judge tasks the check task.degenerate refuses (recorded in each verdict)
     executor: str = "local"  # local | ray | serial
     jobs: int | None = None  # local: compile workers (None: CPUs - 1)

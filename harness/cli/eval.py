@@ -2,7 +2,7 @@
 
 Exit status: 0 valid, 1 any other verdict, 2 unusable input (names the file and the fix;
 never recorded as a kernel verdict), among them a reference the task check refuses
-(task.degenerate, sandbox/taskcheck.py; ``--allow-degenerate`` judges it, recorded in the verdict).
+(task.degenerate, sandbox/intake/taskcheck.py; ``--allow-degenerate`` judges it, recorded in the verdict).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def summary(v: Verdict) -> str:
         )
     if v.evidence.get("task_globals"):  # --set (harness/tasksize.py)
         lines.append(globals_line(v.evidence["task_globals"]))
-    if v.evidence.get("accommodations"):  # the class judged, as the file binds it (sandbox/candidate.py)
+    if v.evidence.get("accommodations"):  # the class judged, as the file binds it (sandbox/intake/candidate.py)
         lines.append("candidate: " + "; ".join(v.evidence["accommodations"]))
     if v.allow_torch_ops:
         lines.append("note: --allow-torch-ops was set (research run; not leaderboard-eligible)")
@@ -155,7 +155,7 @@ def cli(
                       timeout=timeout, allow_torch_ops=allow_torch_ops, max_timing_s=max_timing_s,
                       candidate_name=cpath.name, rules=rules, allow_degenerate=allow_degenerate)
     refuse_oversize([(task, cfg)])  # before any worker: the task's size against this machine
-    refuse_degenerate([(task, cfg)], allow=allow_degenerate)  # the task check (sandbox/taskcheck.py)
+    refuse_degenerate([(task, cfg)], allow=allow_degenerate)  # the task check (sandbox/intake/taskcheck.py)
     try:
         v = record_globals(evaluate(task, cpath.read_text(), cfg), task)
     except CandidateError as e:

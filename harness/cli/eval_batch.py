@@ -4,7 +4,7 @@ pipeline executor, resumably (harness/batch/, docs/evaluator.md "Batches").
 Exit status: 0 every pair was judged (whatever the verdicts), 1 some could not be judged (their
 input errors are listed), 2 unusable arguments (nothing is judged; the message names the file,
 line or field, and the fix), among them a reference the task check refuses (task.degenerate,
-sandbox/taskcheck.py; ``--allow-degenerate`` judges it, recorded in each verdict).
+sandbox/intake/taskcheck.py; ``--allow-degenerate`` judges it, recorded in each verdict).
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def cli(
     checks = _task_configs(pairs, opts)
     apply_sets([t for t, _ in checks], globals_set)  # every NAME is some reference's global (else exit 2)
     refuse_oversize(checks)  # before any worker: each reference's size against this machine
-    refuse_degenerate(checks, allow=allow_degenerate)  # sandbox/taskcheck.py
+    refuse_degenerate(checks, allow=allow_degenerate)  # sandbox/intake/taskcheck.py
     report = run_batch(pairs, opts)
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items()))
     click.echo(

@@ -105,7 +105,7 @@ def allow_degenerate_option() -> Any:
 
 
 def refuse_degenerate(items: Sequence[tuple[Task, EvalConfig]], allow: bool = False) -> None:
-    """The task check before judging (sandbox/taskcheck.py: kept per task, run in a reference
+    """The task check before judging (sandbox/intake/taskcheck.py: kept per task, run in a reference
     worker where it is not): a degenerate task is one line on stderr and exit 2, unless ``allow``.
     A task whose reference fails the check is left to judging, which reports it."""
     from sandbox.contract import DegenerateTask, SandboxUnavailable, check_tasks

@@ -371,7 +371,7 @@ def _value(v: str) -> Any:
 
 def _check_tasks(suite: str | None, ops: str | None, device: str, sandbox: str, rules: str,
                  overrides: dict[str, Any], task_globals: dict[str, Any] | None = None) -> None:
-    """The task check (sandbox/taskcheck.py) of every op, at the profile its verdicts will use, before
+    """The task check (sandbox/intake/taskcheck.py) of every op, at the profile its verdicts will use, before
     anything runs: a degenerate task is one line and exit 2 unless --allow-degenerate. Before it, the
     ``--set`` globals (each must be some op's) and each op's size against this machine
     (harness/tasksize.py), in final mode (its extra shapes too): one line and exit 2."""

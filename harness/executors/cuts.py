@@ -3,12 +3,12 @@
 * ``TORCH_CUDA_ARCH_LIST`` limited to the GPUs present (only when the user has not set it):
   nvcc then emits code for one architecture. It is part of the build-cache key, so build and
   timing workers, which inherit it, agree on the cache entry.
-* a precompiled ``torch/extension.h`` (``sandbox.prebuild.ensure_pch``) and ``KH_BUILD_PCH=1``,
+* a precompiled ``torch/extension.h`` (``sandbox.build.prebuild.ensure_pch``) and ``KH_BUILD_PCH=1``,
   which makes the sandboxed build-cache wrapper pass ``use_pch=True`` to ``load_inline`` for
   candidates without their own ``extra_cflags`` / include paths (GCC only; others fall back).
 * ``KH_BUILD_LITE=1``: CUDA sources are first built without their ``#include <torch/extension.h>``
   (load_inline already includes ``<torch/types.h>``); a source that needs the full header is
-  built again unchanged (``sandbox.buildcache.lite_cuda_sources``). nvcc parses torch's headers
+  built again unchanged (``sandbox.build.buildcache.lite_cuda_sources``). nvcc parses torch's headers
   three times per CUDA source, so this is the cut that reaches the nvcc half of a build.
 """
 

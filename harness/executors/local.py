@@ -3,7 +3,7 @@
     ex = LocalExecutor()                       # cpu_count-1 compile workers, one timer per GPU
     verdict = ex.judge(task, source, config)   # blocks; call it from many threads (ops, methods)
 
-Each unit goes first to the compile pool: a thread that runs ``sandbox.prebuild.prebuild`` (one
+Each unit goes first to the compile pool: a thread that runs ``sandbox.build.prebuild.prebuild`` (one
 sandboxed build-only worker: import + ``ModelNew(...)``, no ``forward``) so ``load_inline``
 builds land in the shared build cache. The pool takes the cheapest builds first (no compiler,
 then sources already built once, then native builds; harness/executors/buildorder.py), so a
@@ -120,13 +120,13 @@ class LocalExecutor:
         for t in self._builders:
             t.start()
         # judges_per_device threads per device: a judgement holds its device exclusively from the
-        # moment its workers are up (sandbox/devicelock.py), so the other threads only overlap the
+        # moment its workers are up (sandbox/lane/devicelock.py), so the other threads only overlap the
         # next judgements' worker start-up (Python, torch, CUDA context) with the current one's
         # checks and timing (default_judges_per_device); KH_JUDGES_PER_DEVICE: an operator's override
         default = default_judges_per_device(self.devices)
         self.judges_per_device = max(1, judges_per_device or int(os.environ.get("KH_JUDGES_PER_DEVICE") or default))
         # as many threads again for the judgements that gave their device up during a slow first call
-        # (sandbox/firstcall.py: parked, holding no device): a thread takes a unit only while fewer
+        # (sandbox/lane/firstcall.py: parked, holding no device): a thread takes a unit only while fewer
         # than judges_per_device of the device's judgements are in flight and not parked, so a slow
         # or hanging warm-up occupies its own judgement, not a lane
         self._running = dict.fromkeys(self.devices, 0)

@@ -3,11 +3,11 @@
     ex = RayExecutor(address="ray://head:10001")   # None: start a local Ray instance
     verdict = ex.judge(task, source, config)
 
-Per candidate: a build task (``num_cpus=1``; ``sandbox.prebuild.prebuild`` in a sandboxed
+Per candidate: a build task (``num_cpus=1``; ``sandbox.build.prebuild.prebuild`` in a sandboxed
 build-only worker on whichever node Ray picks), then, unless the build was a compile error,
 a judge task (for CUDA configs a 1/k share of a GPU, k judging threads per GPU as the local
 executor has them; one of them holds the GPU at a time through the machine-wide device lock,
-sandbox/devicelock.py, while the others start their workers) pinned softly to the node that built it, so
+sandbox/lane/devicelock.py, while the others start their workers) pinned softly to the node that built it, so
 the judge finds the extension in that node's build cache. Results come back to the driver
 (the process that owns the results store); the store is never written by Ray workers. Ray
 re-runs a task whose worker or node died (``max_retries``); a candidate's failure is a
@@ -128,7 +128,7 @@ class RayExecutor:
             self.stats.mark_done()
             return res.verdict
         # a share of a GPU: several judge tasks start their workers on one GPU while one of them
-        # holds it (the device lock is machine-wide for GPUs: sandbox/devicelock.py)
+        # holds it (the device lock is machine-wide for GPUs: sandbox/lane/devicelock.py)
         opts: dict[str, Any] = {"num_gpus": 1 / self.judges_per_gpu if config.device.startswith("cuda") else 0}
         if node:
             opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=True)

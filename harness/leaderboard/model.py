@@ -24,7 +24,7 @@ SCHEMA_VERSION = 3  # 2: entries carry their rule set (track); one ranking table
 OFFLINE_LABEL = "offline model (not an LLM result)"
 HOST_TIMER_LABEL = "CPU host timers: test only"
 PARTIAL_LABEL = "partial rules: torch beside its own kernels"
-# The rule sets' tracks (sandbox/rules.py RULE_SETS): each ranks only its own entries, never mixed.
+# The rule sets' tracks (sandbox/rules/__init__.py RULE_SETS): each ranks only its own entries, never mixed.
 TRACKS = {"strict": ("overview", "Ranking, strict rules: the candidate's own code computes everything"),
           "partial": ("overview_partial", "Ranking, partial rules: torch beside the candidate's kernels "
                       "(at least one op of the reference replaced)")}

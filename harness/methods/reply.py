@@ -52,7 +52,7 @@ def format_reply(name: str, thought: str, code: str) -> str:
 
 
 # ``class ModelNew`` or ``ModelNew = OtherClass`` (a binding the evaluator accepts too,
-# sandbox/candidate.py); a bare ``Model`` is not looked for: a reply may quote the reference's own
+# sandbox/intake/candidate.py); a bare ``Model`` is not looked for: a reply may quote the reference's own
 _DEFINES_MODELNEW = re.compile(r"^\s*(class\s+ModelNew\b|ModelNew\s*(:\s*[^=\n]+)?=(?!=))", re.M)
 
 

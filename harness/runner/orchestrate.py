@@ -48,7 +48,7 @@ class RunConfig:
     # the evaluation endpoint and the LLM gateway (docs/method-protocol.md); None = in-process
     isolate: str | None = None  # None | "process" | "docker"
     # issue 15: the rule set judging every candidate of the run (stored with it; its leaderboard track)
-    rules: str = "strict"  # "strict" | "partial" (sandbox/rules.py RULE_SETS)
+    rules: str = "strict"  # "strict" | "partial" (sandbox/rules/__init__.py RULE_SETS)
     # issue 29: independent judging sessions of each op's final kernel (the published interval is
     # over them); None: FINAL_SESSIONS_GPU on a GPU, 1 on a CPU (host timers: test numbers only)
     final_sessions: int | None = None

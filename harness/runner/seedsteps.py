@@ -4,16 +4,25 @@ op's best kernel. The functions take the op's runner (``self``) and state as its
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from harness.methods.base import Proposal
+from harness.methods.base import Method, Proposal
 from harness.methods.common import candidate_runtime, speedup_vs_eager
-from harness.store import config_key
+from harness.store import Results, config_key
 from harness.suite.seeds import load_seed, parts_of
-from sandbox.contract import Mode, Task, Verdict
+from sandbox.contract import EvalConfig, Mode, Task, Verdict
 
-if TYPE_CHECKING:
-    from harness.runner.op import OpRunner
+
+class OpRunner(Protocol):
+    """What these steps use of the op's runner (harness/runner/op.py's ``OpRunner``), which
+    imports this module: its store, its method, its settings and its judge-or-reuse step."""
+
+    results: Results
+    method: Method
+    s: Any  # harness/runner/op.py's OpSettings
+
+    def _judge_or_reuse(self, task: Task, p: Proposal, config: EvalConfig, key: str, cid: int, state: Any,
+                        own_key: bool = False, label: str = "") -> tuple[Verdict, int | None]: ...
 
 
 def op_extras(self: OpRunner, task: Task, language: str, state: Any) -> dict[str, Any]:

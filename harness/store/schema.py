@@ -111,7 +111,7 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE run_ops ADD COLUMN meta_json TEXT;
     """,
-    # 3 -> 4: the rule set (sandbox/rules.py RULE_SETS: strict | partial) of a run, which judges
+    # 3 -> 4: the rule set (sandbox/rules/__init__.py RULE_SETS: strict | partial) of a run, which judges
     # every candidate of it, and of each verdict. Rows written before version 4 were all judged
     # under strict (the only rule set then).
     """

@@ -4,7 +4,7 @@ trivial outputs (zeros, a constant, the first input echoed) fail the op's tolera
 Used by the suite tests and by ``harness suite check``. Everything here runs on any device,
 CPU included; nothing here judges candidates (that is ``sandbox/``).
 
-``lint`` is ``harness suite lint``: the task check ``task.degenerate`` (sandbox/taskcheck.py) over
+``lint`` is ``harness suite lint``: the task check ``task.degenerate`` (sandbox/intake/taskcheck.py) over
 a list of tasks, exactly as ``harness eval``, ``eval-batch`` and ``run`` run it before judging (in a
 reference worker, at the profile a judgement on that device uses, kept per task source).
 """
@@ -32,7 +32,7 @@ class RefRun:
 def build(task: Task, profile: str, seed: int, device: str | torch.device = "cpu"):
     """(model, inputs) for ``task`` at ``profile``: seeded, inputs created directly on ``device``.
 
-    Mirrors the evaluator (sandbox/worker.py): the model is built on the CPU from a seed, moved to
+    Mirrors the evaluator (sandbox/worker/main.py): the model is built on the CPU from a seed, moved to
     ``device`` and put in eval mode; inputs come from ``get_inputs()`` under ``torch.device``.
     """
     mod = task.load_module(profile)

@@ -1,8 +1,8 @@
 """The launcher protocol: how an isolation backend starts, waits for and kills one worker.
 
 A backend (process namespaces, docker) turns a ``WorkerSpec`` into a running worker and
-returns a ``WorkerHandle``. The protocol spoken with the worker (sandbox/channel.py,
-sandbox/worker.py) is independent of the backend: the worker connects to a unix socket
+returns a ``WorkerHandle``. The protocol spoken with the worker (sandbox/worker/channel.py,
+sandbox/worker/main.py) is independent of the backend: the worker connects to a unix socket
 whose directory the backend makes visible at the same path inside the sandbox.
 """
 
@@ -53,7 +53,7 @@ class WorkerSpec:
     pass_fds: tuple[int, ...] = ()  # inherited fds (the channel), for backends that can pass them
     uid: int | None = None  # root only: the unprivileged outer uid the worker runs as
     connects: bool = False  # may connect(2) to sockets it is shown (a method program's endpoints)
-    # (host dir, max bytes): writable dirs with a size quota (a candidate's build tier, sandbox/tiers.py);
+    # (host dir, max bytes): writable dirs with a size quota (a candidate's build tier, sandbox/build/tiers.py);
     # the watchdog kills the worker above one, naming it in ``violation()``
     quotas: tuple[tuple[str, int], ...] = ()
 

@@ -1,7 +1,7 @@
 """Docker backend: one evaluator worker = one locked-down container (docker SDK; podman too).
 
 The worker program and its channel are the process backend's (``python -m sandbox.worker``
-over a unix socket, sandbox/channel.py): this module only *launches* it. Every path the worker
+over a unix socket, sandbox/worker/channel.py): this module only *launches* it. Every path the worker
 needs (channel dir, scratch, build cache) is bind-mounted at the same path inside, so argv
 and env need no rewriting. Each container gets:
 

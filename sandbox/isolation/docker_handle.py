@@ -46,12 +46,12 @@ class ContainerHandle:
         self._violation: str | None = None
         self._deadline = time.monotonic() + wall_s
         self._done = threading.Lock()
-        if quotas:  # a writable build tier with a size quota (sandbox/tiers.py): watched from here
+        if quotas:  # a writable build tier with a size quota (sandbox/build/tiers.py): watched from here
             threading.Thread(target=self._watch_quotas, args=(tuple(quotas),), daemon=True,
                              name="kh-quota").start()
 
     def _watch_quotas(self, quotas: tuple[tuple[str, int], ...]) -> None:
-        from sandbox.tiers import over_quota
+        from sandbox.build.tiers import over_quota
 
         while self._status is None:
             for path, limit in quotas:

@@ -203,7 +203,7 @@ def _jail_config(spec: WorkerSpec, mode: str, euid: int) -> dict[str, object]:
 
 def _bind_entry(m: Mount) -> str | list[str]:
     """A mount as the jail's config names it: a path bound at itself, or [host path, path inside]
-    (a candidate's working copy of its build tier, bound at the tier's own path: sandbox/tiers.py)."""
+    (a candidate's working copy of its build tier, bound at the tier's own path: sandbox/build/tiers.py)."""
     return m.source if m.source == m.target else [m.source, m.target]
 
 
@@ -259,7 +259,7 @@ class ProcessHandle:
         self.root = root
         self._violation: str | None = None
         self.shared_allowance = 0  # bytes of the judgement's arena this worker maps (not its memory)
-        self.quotas = tuple(quotas)  # (dir, max bytes): a writable build tier (sandbox/tiers.py)
+        self.quotas = tuple(quotas)  # (dir, max bytes): a writable build tier (sandbox/build/tiers.py)
         self._stop = threading.Event()
         self._watch = threading.Thread(target=self._watchdog, daemon=True, name="kh-watchdog")
         self._watch.start()
@@ -309,7 +309,7 @@ class ProcessHandle:
                     return
 
     def _over_quota(self) -> str | None:
-        from sandbox.tiers import over_quota
+        from sandbox.build.tiers import over_quota
 
         for path, limit in self.quotas:
             over = over_quota(path, limit)
@@ -368,7 +368,7 @@ class ProcessHandle:
 
 class ProcessLauncher:
     name = "process"
-    inherits_fds = True  # channels are inherited socketpairs (sandbox/session.py)
+    inherits_fds = True  # channels are inherited socketpairs (sandbox/worker/session.py)
 
     def __init__(self, unsafe: bool = False) -> None:
         # --unsafe-no-isolation (or HARNESS_UNSAFE_NO_ISOLATION=1): a plain subprocess when no jail works

@@ -64,7 +64,7 @@ def descendants(pid: int, kids: dict[int, list[int]] | None = None) -> list[int]
 
 def _rss_bytes(pids: list[int], shared_allowance: int = 0) -> int:
     """Resident memory of ``pids``. With ``shared_allowance`` (the judgement's arena mapped in
-    the worker, sandbox/arena.py: shmem the parent sized), up to that many bytes of the tree's
+    the worker, sandbox/worker/arena.py: shmem the parent sized), up to that many bytes of the tree's
     resident shmem are not counted; shmem beyond it (MAP_SHARED|MAP_ANONYMOUS memory) is."""
     total = shmem = 0
     page = os.sysconf("SC_PAGE_SIZE")

@@ -91,9 +91,9 @@ def warm_build_cache(candidate: str | Path, cache_root: str | None = None) -> No
     worker loads from, read-only) in a child process, so later evaluations (and their wall
     timeouts) do not include the compile."""
     code = (
-        "import sys; from sandbox import buildcache; "
+        "import sys; from sandbox.build import buildcache; "
         "root = sys.argv[2] or str(buildcache.default_root()); buildcache.install(root + '/shared'); "
-        "from sandbox.task import exec_source; "
+        "from sandbox.intake.task import exec_source; "
         "exec_source(open(sys.argv[1]).read(), sys.argv[1])"
     )
     path = candidate if isinstance(candidate, Path) else CANDIDATES / f"{candidate}.py"  # a stem or a file
@@ -142,7 +142,7 @@ CPU_CHEATS: list[Case] = [
               "path marks every later output NaN once it fires, so valid proves it never fired"),
     Case("cheat_12a_call_count", "relu", (INCORRECT,), (R.TIMED_OUTPUT,), cheat="12"),
     Case("cheat_12b_profiler_detect", "relu", (REJECTED,), (R.TORCH_FALLBACK, R.INTROSPECTION), cheat="12"),
-    # caught by the aten-op counter armed on every call (sandbox/opcount.py), not the profiled call
+    # caught by the aten-op counter armed on every call (sandbox/rules/opcount.py), not the profiled call
     Case("cheat_12d_profiler_detect_hidden", "relu", (REJECTED,), (R.TORCH_FALLBACK,), cheat="12"),
     Case("cheat_12e_seed_phase", "relu", (VALID,), (None,), cheat="12",
          note="neutralised since issue 14 item 1: no call's seed reaches the candidate's process, so "

@@ -26,7 +26,7 @@ import pytest
 
 from sandbox import rules as R
 from sandbox.evaluate import evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Mode, Status
 
 from .redteam import CANDIDATES, Case, config, describe, warm_build_cache
@@ -155,8 +155,8 @@ def test_the_class3_build_links_what_the_link_check_names():
     """The real class-3 extension: each entry point's symbol in its category."""
     import glob
 
-    from sandbox.buildcache import default_root
-    from sandbox.linkcheck import scan
+    from sandbox.build.buildcache import default_root
+    from sandbox.rules.linkcheck import scan
 
     objs = [p for p in glob.glob(str(default_root() / "shared" / "*" / "*.so")) if _has(p, "_ZN2at3cpu2mm")]
     assert objs, "the class-3 extension is not in the shared tier"
@@ -169,7 +169,7 @@ def test_the_class3_build_links_what_the_link_check_names():
 
 
 def _has(path: str, needle: str) -> bool:
-    from sandbox.linkcheck import undefined_symbols
+    from sandbox.rules.linkcheck import undefined_symbols
 
     try:
         return any(needle in s for s in undefined_symbols(path))
@@ -182,8 +182,8 @@ def test_the_counter_probe_fails_when_record_function_is_off():
     built into the trusted tier) and torch's own switch (no tripwires in this process)."""
     import torch
 
-    from sandbox import opcount
-    from sandbox.buildcache import default_root
+    from sandbox.build.buildcache import default_root
+    from sandbox.rules import opcount
 
     path, why = opcount.ensure(str(default_root() / "trusted"))
     assert path, why
@@ -204,7 +204,7 @@ def test_the_counter_probe_fails_when_record_function_is_off():
 
 
 def test_fused_and_nested_ops_count_for_every_family_they_compute():
-    from sandbox.partial import family, family_set, tree_families
+    from sandbox.rules.partial import family, family_set, tree_families
 
     assert family_set("aten::_addmm_activation") == ("matmul", "add", "relu")
     assert family("mkldnn::_linear_pointwise") == "mkldnn::_linear_pointwise"
@@ -216,14 +216,14 @@ def test_fused_and_nested_ops_count_for_every_family_they_compute():
 
 
 def test_the_worker_hooks_check_sees_what_calls_back_into_the_candidate():
-    """sandbox/hooks.py in this process: a gc callback, the collector turned on, a Python signal
+    """sandbox/rules/hooks.py in this process: a gc callback, the collector turned on, a Python signal
     handler, a replaced builtin, a method added to torch.Tensor and a dispatch mode left on are each
     named, one at a time; undone, nothing is."""
     import builtins
 
     import torch
 
-    from sandbox.hooks import Hooks
+    from sandbox.rules.hooks import Hooks
 
     cb = lambda phase, info: None  # noqa: E731
     old_zip, old_sig, gc_was = builtins.zip, signal.getsignal(signal.SIGUSR2), gc.isenabled()

@@ -19,7 +19,7 @@ import pytest
 from harness.suite.checks import discriminative_failures
 from sandbox import rules
 from sandbox.evaluate import evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Mode, Status
 
 from .redteam import (
@@ -152,7 +152,7 @@ def test_api_keys_are_not_in_the_judge_environment(monkeypatch):
 def test_build_cache_poisoning_is_rejected():
     """#19: the shared build cache is writable for compiles, but a candidate planting files next
     to other builds (to swap another kernel's .so) must be rejected and leave nothing behind."""
-    from sandbox.buildcache import default_root
+    from sandbox.build.buildcache import default_root
 
     name = f"redteam-poison-{uuid.uuid4().hex}"
     case = Case("cheat_19f_cache_poison", "relu", (Status.REJECTED,), (rules.FILESYSTEM,), cheat="19")

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from sandbox.evaluate import evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Status
 
 from . import test_redteam_isolation as iso

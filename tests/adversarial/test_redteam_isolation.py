@@ -42,9 +42,11 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import buildcache, opcount, rules
+from sandbox import rules
+from sandbox.build import buildcache
 from sandbox.evaluate import evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
+from sandbox.rules import opcount
 from sandbox.verdict import Status, Verdict
 
 from .redteam import CANDIDATES, REPO, TASKS, Case, config, describe, warm_build_cache
@@ -56,7 +58,7 @@ CPU_MEMORY_GB, GPU_MEMORY_GB = 1.5, 6.0  # #28: the limit the attack writes twic
 VICTIM = "a file of the host the candidate must not change\n"
 
 # The parent moves the candidate's output file by the path the candidate worker's fetch reply
-# names (sandbox/checks.py), outside the jail: pure Python in the candidate makes the worker's
+# names (sandbox/check/calls.py), outside the jail: pure Python in the candidate makes the worker's
 # own fetch report any host path, and the judge itself moves that file away (then deletes it
 # with the reference's scratch dir), or raises when there is none.
 OPEN_PARENT_MOVES_PATH = ("open finding I2 (docs/redteam.md): the parent moves the host file at the path the "

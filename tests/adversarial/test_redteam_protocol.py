@@ -28,7 +28,7 @@ import pytest
 
 from sandbox import rules
 from sandbox.evaluate import evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Status
 
 from .redteam import CANDIDATES, CPU_HONEST, REPO, TASKS, Case, config, describe, warm_build_cache
@@ -76,13 +76,13 @@ def assert_caught(case: Case, v) -> None:
 
 
 # -- each attack works when nothing checks for it ------------------------------------------
-# A replay of the worker's call path (sandbox/callpath.py: prepare = seed, get_inputs() under
+# A replay of the worker's call path (sandbox/worker/callpath.py: prepare = seed, get_inputs() under
 # the device context, blank tensors, poison; go = copy in, clock, forward, clock, snapshot by
 # Tensor.clone(out.detach())) in a plain process, with nothing asking for the candidate's hooks.
 _REPLAY = r'''
 import sys, time
-from sandbox import buildcache
-from sandbox.task import exec_source
+from sandbox.build import buildcache
+from sandbox.intake.task import exec_source
 import torch
 
 cand_path, task_path, kind = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -9,8 +9,8 @@ import pytest
 
 from sandbox import rules as R
 from sandbox.evaluate import EvalConfig, evaluate
-from sandbox.partial import families, family
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
+from sandbox.rules.partial import families, family
 from sandbox.verdict import Status, Verdict
 
 from .redteam import Case, config, describe, warm_build_cache

@@ -3,7 +3,9 @@
 Nothing is imported: each ``.py`` file under the scanned top folders is parsed, and every
 ``import``/``from ... import`` in it (at module level or inside a function or class) is an
 arrow from that module to the project module it names. Imports inside an
-``if TYPE_CHECKING:`` block are left out: they never run. ``from pkg import name`` points at
+``if TYPE_CHECKING:`` block count too: a module that names another only for its types still
+depends on it (a circle hidden under TYPE_CHECKING is still a circle for the reader).
+``from pkg import name`` points at
 ``pkg.name`` when that is a module, else at ``pkg`` itself; parents of an imported module are
 not counted (``import a.b.c`` is one arrow, to ``a.b.c``).
 """
@@ -23,24 +25,9 @@ def module_name(root: Path, path: Path) -> str:
     return ".".join(parts)
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    if isinstance(test, ast.Name):
-        return test.id == "TYPE_CHECKING"
-    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-
-
 def _imports(tree: ast.AST):
-    """Yield the Import/ImportFrom nodes that can run (not under ``if TYPE_CHECKING:``)."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-            continue
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack.extend(node.orelse)
-            continue
-        stack.extend(ast.iter_child_nodes(node))
+    """Yield every Import/ImportFrom node: module level, in functions, under ``TYPE_CHECKING``."""
+    return (node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)))
 
 
 def _absolute(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:

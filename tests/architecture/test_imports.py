@@ -1,8 +1,9 @@
 """The import graph runs one way: the evaluator (``sandbox/``) is a leaf that never imports the
 orchestrator (``harness/``) or a submission, and no set of modules imports itself round.
 
-The graph is read from source (``importgraph.py``): module-level and function-local imports
-both count, ``if TYPE_CHECKING:`` blocks do not.
+The graph is read from source (``importgraph.py``): module-level, function-local and type-only
+(``if TYPE_CHECKING:``) imports all count. The judging stages see the judgement through a
+``Judging`` protocol of their own (what each uses of it), never by importing ``sandbox.judge``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ def test_graph_sees_the_packages():
     assert "harness.store" in GRAPH["harness.runner.orchestrate"]
 
 
-def test_graph_counts_local_imports_and_skips_type_checking(tmp_path):
+def test_graph_counts_local_and_type_only_imports(tmp_path):
     pkg = tmp_path / "harness"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
@@ -35,8 +36,8 @@ def test_graph_counts_local_imports_and_skips_type_checking(tmp_path):
     (pkg / "b.py").write_text("import harness.a\n")
     (pkg / "c.py").write_text("from .a import f\n")
     graph = build_graph(tmp_path)
-    assert graph["harness.a"] == {"harness.c"}
-    assert cycles(graph) == [["harness.a", "harness.c"]]
+    assert graph["harness.a"] == {"harness.b", "harness.c"}
+    assert cycles(graph) == [["harness.a", "harness.b", "harness.c"]]
 
 
 def test_evaluator_imports_no_harness_and_no_submission():

@@ -1,4 +1,4 @@
-"""What each build order costs a judgement on this machine's CPU (sandbox/buildphase.py), warm
+"""What each build order costs a judgement on this machine's CPU (sandbox/build/buildphase.py), warm
 build cache, feedback mode: "sealed" (a build worker imports first, the judging worker loads
 sealed), "warm-apart" (a throwaway worker makes the first calls too) and the fallback chain of
 an extension built inside forward, cold (sealed fails, then warm-apart builds it)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sandbox.evaluate import EvalConfig, evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Status
 from tests.support.caches import fresh_build_cache
 from tests.support.evalconfig import fast_config

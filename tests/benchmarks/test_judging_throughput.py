@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.evaluate import EvalConfig, evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Status
 from tests.support.caches import fresh_build_cache
 from tests.support.evalconfig import fast_config

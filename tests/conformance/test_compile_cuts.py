@@ -1,6 +1,6 @@
 """Issue 15 item 2: compile cuts never change a verdict.
 
-Root cause (sandbox/buildcache.py ``pch_read_only``): stock ``load_inline`` writes torch's own
+Root cause (sandbox/build/buildcache.py ``pch_read_only``): stock ``load_inline`` writes torch's own
 include dir, rebuilding ``extension.h.gch`` / ``.sign`` when a build asks for the precompiled
 header (``use_pch=True``: the candidate's own, or the PCH cut's) and the header is missing or was
 built with other flags, and deleting both on every ``use_pch=False`` build. Jailed, the first is a
@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
+from sandbox.build.prebuild import prebuild
 from sandbox.evaluate import evaluate
-from sandbox.prebuild import prebuild
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from tests.adversarial.redteam import Case, config
 from tests.support.caches import fresh_build_cache
 
@@ -83,7 +83,7 @@ def test_the_precompiled_header_is_read_only_to_builds_through_the_cache():
     stock deletion is a no-op; ensure_pch keeps the real check."""
     import types
 
-    from sandbox import buildcache
+    from sandbox.build import buildcache
 
     calls = []
 

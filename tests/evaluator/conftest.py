@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.evaluate import evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from tests.support.evalconfig import fast_config as _fast_config
 
 HERE = Path(__file__).resolve().parent
@@ -80,7 +80,7 @@ def session_spec(role: str, device: str, cache_root: str | None = None, **kw):
     import time
 
     from sandbox.isolation.base import Limits
-    from sandbox.session import WorkerSession
+    from sandbox.worker.session import WorkerSession
 
     launcher = RecordingLauncher()
     with pytest.raises(RefusedStart):

@@ -1,4 +1,4 @@
-"""The arena's trusted reader (sandbox/arena.py): an output header comes from the candidate's
+"""The arena's trusted reader (sandbox/worker/arena.py): an output header comes from the candidate's
 process, so every field of it is checked against the region; a malformed header is an answer
 about the output (``rejected correctness.output_type``), never a crash of the reference worker.
 Also: the watchdog does not count the arena as the worker's memory, and only up to its size."""
@@ -12,12 +12,12 @@ import time
 import pytest
 import torch
 
-from sandbox import arena
-from sandbox.arena import Arena, Mapping
 from sandbox.isolation import Limits, get_launcher
 from sandbox.isolation.proctree import _rss_bytes
-from sandbox.session import WorkerSession
-from sandbox.tensorfmt import Malformed
+from sandbox.worker import arena
+from sandbox.worker.arena import Arena, Mapping
+from sandbox.worker.session import WorkerSession
+from sandbox.worker.tensorfmt import Malformed
 
 ADD = os.path.join(os.path.dirname(__file__), "tasks", "add.py")
 
@@ -101,7 +101,7 @@ def test_a_real_reference_worker_answers_a_crafted_header_and_keeps_serving():
                     [{"dtype": "float32", "shape": [256], "offset": 2**62}]):
             rep, _ = w.request("check", entries=bad, devices=["cpu"], atol=1e-4, rtol=1e-4, against="last")
             assert rep.get("ok") and "malformed" in rep.get("load_error", ""), rep
-        # a region made bigger ahead of time (sandbox/arenahint.py) does not raise the bound: nothing
+        # a region made bigger ahead of time (sandbox/worker/arenahint.py) does not raise the bound: nothing
         # past the parent's limit for this call is read, even where the region has room
         rep, _ = w.request("check", entries=[{"dtype": "float32", "shape": [512], "offset": 0}], devices=["cpu"],
                            atol=1e-4, rtol=1e-4, against="last", limit=1024)

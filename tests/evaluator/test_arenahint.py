@@ -1,4 +1,4 @@
-"""The arena's sizes are remembered per op (sandbox/arenahint.py): the next judgement of the op
+"""The arena's sizes are remembered per op (sandbox/worker/arenahint.py): the next judgement of the op
 maps its regions at their full size before it waits for the device, instead of growing and
 remapping them (and on CUDA pinning them again) while the device is held."""
 
@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import arenahint, refcache
-from sandbox.arena import Arena
+from sandbox.check import refcache
 from sandbox.evaluate import evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Mode, Status
+from sandbox.worker import arenahint
+from sandbox.worker.arena import Arena
 from tests.adversarial.redteam import TASKS, Case, config, describe
 
 MiB = 1 << 20

@@ -1,4 +1,4 @@
-"""Builds apart from judging (sandbox/buildphase.py): compilers run in a build worker; the judging
+"""Builds apart from judging (sandbox/build/buildphase.py): compilers run in a build worker; the judging
 worker loads finished builds from a read-only build dir and is sealed (no exec) before import."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import buildphase
+from sandbox.build import buildphase
 from sandbox.evaluate import EvalConfig, evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Status
 
 HERE = Path(__file__).resolve().parent
@@ -19,7 +19,7 @@ PROBE = (HERE / "candidates" / "build_apart_probe.py").read_text()
 
 def _cfg(**kw) -> EvalConfig:
     # first_call_timeout_s: the judgement's first calls compile C++ here, which takes minutes on a
-    # loaded 2-core box; the budget (sandbox/firstcall.py) is not what these tests are about
+    # loaded 2-core box; the budget (sandbox/lane/firstcall.py) is not what these tests are about
     base = dict(device="cpu", profile="small", max_timing_s=0.5, feedback_timing_s=0.5, target_ci=0.05,
                 candidate_name="build_apart_probe.py", first_call_timeout_s=400.0)
     base.update(kw)

@@ -1,4 +1,4 @@
-"""Candidates as the field writes them (sandbox/candidate.py): a ModelNew class, a ModelNew
+"""Candidates as the field writes them (sandbox/intake/candidate.py): a ModelNew class, a ModelNew
 alias, a class named Model that is not the reference's own, and signatures that accept the
 reference's calls are judged, with each accommodation noted and the judged class named
 (``evidence.entry``); ``ModelNew`` takes precedence over ``Model``; real mismatches stay exit-2 errors."""
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.candidate import entry_point
 from sandbox.evaluate import CandidateError, EvalConfig, evaluate
-from sandbox.task import load_task
+from sandbox.intake.candidate import entry_point
+from sandbox.intake.task import load_task
 from sandbox.verdict import Status
 
 RELU = Path(__file__).resolve().parents[1] / "adversarial" / "tasks" / "relu.py"

@@ -1,4 +1,4 @@
-"""Other threads' CPU between a call's end and its output's check (sandbox/checks.py,
+"""Other threads' CPU between a call's end and its output's check (sandbox/check/calls.py,
 check_window): an honest candidate whose own housekeeping thread sometimes wakes inside a
 window stays valid; an output rewritten after every call (#36) does not."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from sandbox import rules
-from sandbox.checks import CHECK_BG_MIN_OVER, CHECK_BG_OVER_SHARE
+from sandbox.check.calls import CHECK_BG_MIN_OVER, CHECK_BG_OVER_SHARE
 from sandbox.evaluate import evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Mode, Status
 from tests.adversarial.redteam import TASKS, Case, config, describe
 

@@ -1,4 +1,4 @@
-"""sandbox/compare.py's chunked tolerance check against the whole-tensor formula (the oracle),
+"""sandbox/check/compare.py's chunked tolerance check against the whole-tensor formula (the oracle),
 on outputs with NaN, inf, tiny and large values, for chunk sizes that split them unevenly."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from sandbox import compare, rules
+from sandbox import rules
+from sandbox.check import compare
 
 
 def oracle(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float):

@@ -1,5 +1,5 @@
 """Issue 14 item 1: inputs and outputs move between trusted processes through shared memory the
-parent makes (sandbox/arena.py). No output travels in a file, no input is made in the
+parent makes (sandbox/worker/arena.py). No output travels in a file, no input is made in the
 candidate's process, and a candidate touching the arena outside its call still gets the right
 verdict."""
 

@@ -1,4 +1,4 @@
-"""Two judgements in one process never hold a device at the same time (sandbox/devicelock.py):
+"""Two judgements in one process never hold a device at the same time (sandbox/lane/devicelock.py):
 the second waits after starting its workers, and that wait is recorded, not charged.
 
 The test holds the CPU device itself until both judgements are queued for it, so the order of
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from sandbox import devicelock
+from sandbox.lane import devicelock
 from sandbox.verdict import Status
 from tests.evaluator.conftest import python_candidate, run
 
@@ -150,7 +150,7 @@ def test_a_waiter_that_is_interrupted_leaves_the_line():
     assert got.wait(10)
     with pytest.raises(RuntimeError):
         lock.release()  # not held
-    with lock:  # the context manager form (sandbox/attribution.py)
+    with lock:  # the context manager form (sandbox/check/attribution.py)
         assert lock.locked()
     assert not lock.locked()
 
@@ -158,7 +158,7 @@ def test_a_waiter_that_is_interrupted_leaves_the_line():
 _HOLD = """
 import os, sys, time
 sys.path.insert(0, {repo!r})
-from sandbox import devicelock
+from sandbox.lane import devicelock
 lock = devicelock.device_lock("cuda:1")
 lock.acquire()
 t0 = time.time()

@@ -50,7 +50,7 @@ def test_side_stream_kernel_is_rejected():
 
 
 def test_timed_calls_run_behind_a_lead_sized_from_the_baselines():
-    """sandbox/timing.py's lead: the warm-up's kernels ran inside the device lock (the
+    """sandbox/timing/measure.py's lead: the warm-up's kernels ran inside the device lock (the
     ``warm_device`` request of both workers), the spin was calibrated, and the lead covers the
     baselines' enqueue time, so the candidate's samples sit in one mode (most within 5% of the
     fastest decile) instead of the two of the third session's H100 runs."""

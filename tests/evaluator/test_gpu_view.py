@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from sandbox.session import one_gpu_view
+from sandbox.worker.session import one_gpu_view
 from tests.evaluator.conftest import session_spec
 
 

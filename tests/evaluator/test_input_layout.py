@@ -1,5 +1,5 @@
-"""Each call's inputs are written into tensors the worker allocates ahead (sandbox/worker.py:
-prepare/go, the timing lead of sandbox/timing.py). The candidate must still see exactly the
+"""Each call's inputs are written into tensors the worker allocates ahead (sandbox/worker/main.py:
+prepare/go, the timing lead of sandbox/timing/measure.py). The candidate must still see exactly the
 sizes and strides ``get_inputs`` made (a transposed view stays transposed, an expanded view
 stays expanded), the values must be this call's, and modifying them must still be caught."""
 

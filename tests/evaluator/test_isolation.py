@@ -71,7 +71,7 @@ def test_hang_times_out_and_kills_the_group(private_tmp):
 
 
 def test_fork_bomb_in_the_sealed_order_starts_no_process(private_tmp):
-    """The sealed order (sandbox/buildphase.py): the seal refuses new processes before import."""
+    """The sealed order (sandbox/build/buildphase.py): the seal refuses new processes before import."""
     v = run(python_candidate("        return a + b", FORK_BOMB), allow_torch_ops=True, timeout_s=200)
     assert v.status is Status.RUNTIME_ERROR, (v.status, v.rule, v.message)
     assert "Operation not permitted" in v.logs or "PermissionError" in v.logs, v.logs[-2000:]
@@ -99,7 +99,7 @@ FORK_BOMB = ("_fork = getattr(os, 'fo' + 'rk')\n"
 def test_fork_bomb_is_killed_by_the_process_watchdog(private_tmp, monkeypatch):
     """The late order (the candidate imports before the seal, as Triton sources do): the
     processes start, and the watchdog ends the judgement."""
-    from sandbox import buildphase
+    from sandbox.build import buildphase
 
     monkeypatch.setattr(buildphase, "plan", lambda source, device: ("late", "forced by the test"))
     v = run(python_candidate("        return a + b", FORK_BOMB), allow_torch_ops=True, timeout_s=200)
@@ -156,10 +156,10 @@ def test_killing_the_parent_leaves_no_orphan_workers(private_tmp):
 
 
 def test_background_workers_run_at_the_lowest_cpu_priority(tmp_path):
-    # build workers (sandbox/prebuild.py) yield the CPU to judgements: their compilers inherit it
+    # build workers (sandbox/build/prebuild.py) yield the CPU to judgements: their compilers inherit it
+    from sandbox.build.prebuild import BUILD_NICENESS
     from sandbox.isolation import Limits, get_launcher
     from sandbox.isolation.base import WorkerSpec
-    from sandbox.prebuild import BUILD_NICENESS
 
     def niceness(limits: Limits) -> int:
         log = tmp_path / f"log{limits.niceness}"

@@ -1,4 +1,4 @@
-"""Whose kernel is it (sandbox/kernelnames.py): the names a candidate's source declares, the
+"""Whose kernel is it (sandbox/rules/kernelnames.py): the names a candidate's source declares, the
 library kernels, and the attribution of a launched kernel (issue 25, class 3 on CUDA). The names
 below are the profiler's spellings recorded on an H200 (docs/records/data/session12-2026-11-26/)."""
 
@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from sandbox import kernelnames as kn
+from sandbox.rules import kernelnames as kn
 
 CUBLAS = ("sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_"
           "execute_kernel__5x_cublas")

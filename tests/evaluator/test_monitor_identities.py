@@ -1,5 +1,5 @@
 """The monitors' identity snapshot covers the worker's call path wherever it lives: methods a
-candidate sets on Worker or on its base CallPath, and the clock aliases of sandbox/callpath.py
+candidate sets on Worker or on its base CallPath, and the clock aliases of sandbox/worker/callpath.py
 (red-team cheat 07c patches the worker's own methods; the split of the call path out of
 worker.py must not open a way around that)."""
 
@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox import callpath, monitors, worker
+from sandbox.rules import monitors
+from sandbox.worker import callpath
+from sandbox.worker import main as worker
 
 
 def changed_after(patch) -> list[str]:
@@ -50,4 +52,4 @@ def test_method_shadowed_on_the_subclass_is_seen():
 @pytest.mark.parametrize("name", ["_perf_ns", "_ttime_ns", "_listdir"])
 def test_clock_alias_of_the_call_path_is_seen(name):
     got = changed_after(lambda: _set(callpath, name, lambda *a: 0))
-    assert f"sandbox.callpath.{name}" in got, got
+    assert f"sandbox.worker.callpath.{name}" in got, got

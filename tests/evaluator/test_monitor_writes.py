@@ -1,4 +1,4 @@
-"""The candidate worker's write check (sandbox/monitors.py ``Monitor._check_open``) where the build
+"""The candidate worker's write check (sandbox/rules/monitors.py ``Monitor._check_open``) where the build
 cache lies under a directory the candidate may write (/tmp, as with ``HARNESS_CACHE=/tmp/...`` or
 a CI clone's cache): the allowance of /tmp must not open the caches. Red-team cheat 19f found it
 (tests/adversarial/test_redteam_cpu.py::test_build_cache_poisoning_is_rejected, valid with the cache
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.monitors import Monitor
+from sandbox.rules.monitors import Monitor
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The aten-op counter (sandbox/opcount.py) runs inside forward on every call, not only on the
+"""The aten-op counter (sandbox/rules/opcount.py) runs inside forward on every call, not only on the
 profiled one, and is what the custom-code rule reads for all of them."""
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def test_the_honest_kernel_passes_the_counter():
 
 _BRIDGES = r'''
 import sys, torch
-from sandbox import ownhooks
-from sandbox.opcount import Counter, ensure
+from sandbox.rules import ownhooks
+from sandbox.rules.opcount import Counter, ensure
 path, why = ensure(sys.argv[1])
 assert path, why
 oc = Counter(path)
@@ -67,9 +67,9 @@ def test_dlpack_is_a_counted_bridge_on_cpu_and_left_to_kernel_owners_on_cuda(tmp
     import subprocess
     import sys
 
-    from sandbox import buildcache
+    from sandbox.build import buildcache
     from sandbox.config import EvalConfig
-    from sandbox.judgeenv import cache_root
+    from sandbox.worker.judgeenv import cache_root
 
     root = buildcache.layout(cache_root(EvalConfig(device="cpu")), "")[2]  # the trusted tier, as the judge's
     got = {}

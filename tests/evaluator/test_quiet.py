@@ -1,4 +1,4 @@
-"""Quiet rounds (sandbox/quiet.py): a judgement confirming a timing check stops every build
+"""Quiet rounds (sandbox/lane/quiet.py): a judgement confirming a timing check stops every build
 worker of its process for the round, overlapping rounds keep them stopped until the last ends,
 and a build that registers during a round is stopped too."""
 
@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from sandbox import quiet
 from sandbox.isolation.proctree import continue_tree, stop_tree
+from sandbox.lane import quiet
 
 SPIN = "import time\nwhile True:\n    pass\n"
 

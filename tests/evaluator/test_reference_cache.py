@@ -1,4 +1,4 @@
-"""The reference worker's compile caches across judgements of one op (sandbox/refcache.py):
+"""The reference worker's compile caches across judgements of one op (sandbox/check/refcache.py):
 the torch.compile baseline compiled by one judgement is found by the next one's fresh
 reference worker, through a copy the parent makes; the persistent entry is never mounted in
 any worker."""
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import refcache
+from sandbox.check import refcache
 from sandbox.evaluate import evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Mode, Status
 from tests.adversarial.redteam import TASKS, Case, config, describe
 
@@ -80,10 +80,10 @@ def test_the_second_judgement_of_an_op_starts_from_the_first_ones_compiled_basel
     assert "compile" in second.timings
 
 
-# -- baselines booked across judgements (sandbox/baselinebook.py) ----------------------------
+# -- baselines booked across judgements (sandbox/timing/baselinebook.py) ----------------------------
 
 def _relu_twice(monkeypatch, drift: float):
-    from sandbox import baselinebook
+    from sandbox.timing import baselinebook
 
     baselinebook.clear()
     monkeypatch.setattr(baselinebook, "DRIFT", drift)
@@ -100,7 +100,7 @@ def _relu_twice(monkeypatch, drift: float):
 
 @pytest.mark.slow
 def test_a_valid_judgements_baseline_is_reused_beside_a_sentinel_share_of_fresh_calls(monkeypatch):
-    from sandbox import baselinebook
+    from sandbox.timing import baselinebook
 
     first, second, k = _relu_twice(monkeypatch, drift=10.0)  # any drift agrees: the reuse path
     b1, b2 = first.evidence["baseline_book"]["eager"], second.evidence["baseline_book"]["eager"]
@@ -113,7 +113,7 @@ def test_a_valid_judgements_baseline_is_reused_beside_a_sentinel_share_of_fresh_
 
 @pytest.mark.slow
 def test_a_booked_baseline_that_drifted_is_not_used_and_is_dropped(monkeypatch):
-    from sandbox import baselinebook
+    from sandbox.timing import baselinebook
 
     first, second, k = _relu_twice(monkeypatch, drift=-1.0)  # nothing agrees: the fallback path
     b2 = second.evidence["baseline_book"]["eager"]
@@ -123,7 +123,7 @@ def test_a_booked_baseline_that_drifted_is_not_used_and_is_dropped(monkeypatch):
 
 
 def test_pool_uses_the_book_only_when_the_medians_agree():
-    from sandbox import baselinebook
+    from sandbox.timing import baselinebook
 
     s, ev = baselinebook.pool([100.0] * 40, [103.0] * 10)
     assert ev["reused"] and len(s) == 50

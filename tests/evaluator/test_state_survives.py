@@ -1,6 +1,6 @@
 """Issue 25, class 5: state a candidate writes while it is judged must not survive the judgement.
 
-A judgement's build tier is a private working copy (sandbox/tiers.py): read-only to its judging
+A judgement's build tier is a private working copy (sandbox/build/tiers.py): read-only to its judging
 workers in the sealed and warm-apart orders, writable in the late order, deleted when the
 judgement ends; only the build worker's new build entries are kept. Each working copy has a
 quota (``KH_BUILD_TIER_QUOTA``): above it the verdict is ``rejected sandbox.resources``.
@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import buildcache, buildphase, rules, tiers
+from sandbox import rules
+from sandbox.build import buildcache, buildphase, tiers
 from sandbox.evaluate import EvalConfig, evaluate
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Mode, Status
 
 HERE = Path(__file__).resolve().parent

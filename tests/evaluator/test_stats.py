@@ -1,10 +1,10 @@
-"""sandbox/stats.py against cases computed by hand."""
+"""sandbox/timing/stats.py against cases computed by hand."""
 
 from __future__ import annotations
 
 import pytest
 
-from sandbox import stats
+from sandbox.timing import stats
 
 
 def test_bootstrap_ci_of_constant_samples_is_a_point():

@@ -145,7 +145,7 @@ def test_an_output_far_larger_than_the_reference_is_rejected_before_anything_loa
 
 
 def test_outputs_are_compared_in_the_reference_worker_not_the_parent(monkeypatch):
-    # the parent must not deserialize candidate outputs at all (sandbox/refcheck.py does)
+    # the parent must not deserialize candidate outputs at all (sandbox/check/refcheck.py does)
     import torch
 
     def no_load(*a, **k):

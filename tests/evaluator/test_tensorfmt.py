@@ -1,5 +1,5 @@
-"""Outputs through an arena region in the plain-tensor format (sandbox/tensorfmt.py,
-sandbox/arena.py): exact round trips for every dtype, NaN/inf and signed zeros, and anything but
+"""Outputs through an arena region in the plain-tensor format (sandbox/worker/tensorfmt.py,
+sandbox/worker/arena.py): exact round trips for every dtype, NaN/inf and signed zeros, and anything but
 a plain tensor comes back as its type's name. Malformed headers: tests/evaluator/test_arena.py."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import os
 import pytest
 import torch
 
-from sandbox import arena
-from sandbox.arena import Arena, Mapping
+from sandbox.worker import arena
+from sandbox.worker.arena import Arena, Mapping
 
 
 def _round_trip(tmp_path, outs):

@@ -1,4 +1,4 @@
-"""sandbox/tiers.py without workers: what a working copy is seeded with, what promotion keeps, the
+"""sandbox/build/tiers.py without workers: what a working copy is seeded with, what promotion keeps, the
 seal's check, the quota, and deleting what a jailed process left unreadable."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import tiers
+from sandbox.build import tiers
 
 ENTRY = "a" * 64
 

@@ -1,11 +1,11 @@
-"""The timing lead (sandbox/timing.py): sized from the trusted baselines' host enqueue time,
+"""The timing lead (sandbox/timing/measure.py): sized from the trusted baselines' host enqueue time,
 bounded, overridable for experiments, and never used with host timers."""
 
 from __future__ import annotations
 
 import pytest
 
-from sandbox import timing
+from sandbox.timing import measure as timing
 from sandbox.verdict import Status
 from tests.evaluator.conftest import TORCH_ADD, run
 

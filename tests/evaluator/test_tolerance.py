@@ -1,4 +1,4 @@
-"""Tolerance evidence: the tightest atol=rtol an output passes (sandbox/compare.py), checked
+"""Tolerance evidence: the tightest atol=rtol an output passes (sandbox/check/compare.py), checked
 against a brute-force float64 computation, its aggregate in the verdict (sandbox/verdict.py),
 and end to end with the real evaluator: a candidate ~1e-3 off is incorrect at fp32's 1e-4 but
 is reported as passing KernelBench v0.1's 1e-2."""
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from harness.cli.eval import summary
-from sandbox import compare
+from sandbox.check import compare
 from sandbox.verdict import Status, Trial, Verdict, tolerance_evidence
 from tests.evaluator.conftest import run
 

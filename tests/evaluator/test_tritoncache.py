@@ -1,4 +1,4 @@
-"""The judging worker's Triton cache (sandbox/tritoncache.py): it reads what the warm-apart worker
+"""The judging worker's Triton cache (sandbox/build/tritoncache.py): it reads what the warm-apart worker
 built into the read-only build cache, writes its own misses to a private directory, and never
 writes into the read-only tier (a miss there was a false runtime error). Triton itself is not
 installed on the CPU test box; the manager's behaviour is our own code either way."""
@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from sandbox import tritoncache
-from sandbox.tritoncache import RO_ENV, OverlayCacheManager
+from sandbox.build import tritoncache
+from sandbox.build.tritoncache import RO_ENV, OverlayCacheManager
 from tests.evaluator.conftest import session_spec
 
 
@@ -62,7 +62,7 @@ def test_what_the_worker_wrote_shadows_the_read_only_copy(tiers):
 
 
 def test_without_the_read_only_tier_it_is_a_private_cache(tiers, monkeypatch):
-    """What the harness's own Triton warm-up sees (sandbox/tritonwarm.py clears RO_ENV): nothing a
+    """What the harness's own Triton warm-up sees (sandbox/worker/tritonwarm.py clears RO_ENV): nothing a
     candidate put in its build cache can reach the worker before its seal."""
     monkeypatch.delenv(RO_ENV)
     assert OverlayCacheManager("KEYA").get_file("k.cubin") is None

@@ -1,4 +1,4 @@
-"""The harness's Triton autotune cache never changes what a candidate computes (sandbox/tritonkeys.py,
+"""The harness's Triton autotune cache never changes what a candidate computes (sandbox/build/tritonkeys.py,
 issue 25): a tuning whose key Triton cannot write to disk (a pointer argument in ``key=``) is tuned
 per process, as Triton does without the cache; every other tuning is still cached.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from sandbox import tritonkeys
+from sandbox.build import tritonkeys
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -150,7 +150,7 @@ def test_what_can_be_cached(key, kwargs, ok):
 GPU_SCRIPT = r'''
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
-from sandbox import tritonkeys
+from sandbox.build import tritonkeys
 print("install", tritonkeys.install())
 import torch, triton, triton.language as tl
 

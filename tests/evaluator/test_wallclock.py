@@ -1,4 +1,4 @@
-"""The decisions of the reported-time cross-checks (sandbox/wallclock.py) on samples shaped like
+"""The decisions of the reported-time cross-checks (sandbox/timing/wallclock.py) on samples shaped like
 the H100's: the tail (idle event minus end event: ~10-20 us with a few us of jitter and a
 right-skewed scheduling tail) and the parent's clock (~300-500 us with 50-150 us of spread,
 2026-11-24). The kernels that hide work just above and just below the tail's floor run on the
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sandbox import wallclock
+from sandbox.timing import wallclock
 
 
 def gaps(n: int, base_us: float, seed: int, hidden_us: float = 0.0) -> list[float]:
@@ -99,7 +99,7 @@ def _samples(first, second):
 
 
 def test_a_first_round_glitch_that_the_confirmation_round_does_not_repeat_is_not_rejected():
-    from sandbox.timing import _control_checks, _gap_check
+    from sandbox.timing.measure import _control_checks, _gap_check
 
     glitch, clean = _round(1, 46.0, 160.0), _round(2, 0.0, 0.0)
     assert any(c.hidden for c in _control_checks(93.0, glitch[0], glitch[1],
@@ -115,7 +115,7 @@ def test_a_first_round_glitch_that_the_confirmation_round_does_not_repeat_is_not
 def test_hidden_work_that_fires_again_in_the_confirmation_round_is_rejected():
     from sandbox import rules
     from sandbox.errors import Reject
-    from sandbox.timing import _gap_check
+    from sandbox.timing.measure import _gap_check
 
     gaps_d, ctl, tails, marks = _samples(_round(3, 30.0, 0.0), _round(4, 30.0, 0.0))
     with pytest.raises(Reject) as r:

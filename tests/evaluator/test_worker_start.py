@@ -11,9 +11,9 @@ import tempfile
 import pytest
 
 from sandbox.evaluate import evaluate
+from sandbox.intake.task import load_task
 from sandbox.isolation.base import SandboxUnavailable
 from sandbox.isolation.process import code_paths
-from sandbox.task import load_task
 from sandbox.verdict import Mode, Status
 from tests.adversarial.redteam import TASKS, Case, config, describe
 

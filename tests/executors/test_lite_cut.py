@@ -1,4 +1,4 @@
-"""The KH_BUILD_LITE compile cut (sandbox/buildcache.py): CUDA sources are first built without
+"""The KH_BUILD_LITE compile cut (sandbox/build/buildcache.py): CUDA sources are first built without
 their ``#include <torch/extension.h>``; a source that fails that way is built unchanged, the
 failure is remembered, and the error a user sees is the unchanged source's.
 
@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sandbox.buildcache import lite_cuda_sources
+from sandbox.build.buildcache import lite_cuda_sources
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,7 +41,7 @@ import json, os, sys
 sys.path.insert(0, sys.argv[1])
 os.environ["KH_BUILD_LITE"] = "1"
 os.environ.pop("CUDA_HOME", None); os.environ.pop("CUDA_PATH", None)
-from sandbox import buildcache
+from sandbox.build import buildcache
 buildcache.install(sys.argv[2])
 from torch.utils.cpp_extension import load_inline
 err = ""

@@ -11,9 +11,9 @@ import pytest
 
 from harness.executors import make_executor
 from harness.executors.local import LocalExecutor
-from sandbox.devicelock import device_lock
+from sandbox.build.prebuild import BuildResult
 from sandbox.evaluate import CandidateError, EvalConfig
-from sandbox.prebuild import BuildResult
+from sandbox.lane.devicelock import device_lock
 from sandbox.verdict import Status, Verdict
 
 

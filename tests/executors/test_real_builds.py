@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.executors.local import LocalExecutor
+from sandbox.build.prebuild import prebuild
 from sandbox.evaluate import EvalConfig, evaluate
-from sandbox.prebuild import prebuild
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Status
 from tests.support.caches import fresh_build_cache
 from tests.support.evalconfig import fast_config
@@ -60,7 +60,7 @@ def test_pipeline_builds_ahead_so_the_timing_slot_compiles_nothing(cache):
         summary = ex.summary()
     assert_valid(good)
     assert good.evidence["executor"]["prebuild"] == "built"
-    # the judgement skipped its own build worker (the executor's had just built it: sandbox/prebuild.py
+    # the judgement skipped its own build worker (the executor's had just built it: sandbox/build/prebuild.py
     # take_built), and its judging worker loaded the build from the cache, compiling nothing
     assert good.evidence["build"]["by"].startswith("the executor's build worker"), good.evidence["build"]
     assert "build" not in good.durations_s
@@ -95,7 +95,7 @@ def test_gpu_throughput_script_logic_on_cpu(tmp_path):
     """harness/bench/tools/gpu_throughput.py end to end with C++ and tiny counts (one shared cache: at most
     two compiles, none on a repeat run). Its candidates are honest ReLUs: every verdict of both
     sides is valid, and the two sides agree."""
-    from sandbox.buildcache import default_root
+    from sandbox.build.buildcache import default_root
 
     out = tmp_path / "r.json"
     rc = gpu_throughput.main(["--device", "cpu", "--lang", "cpp", "--serial", "1", "--pipeline", "2",

@@ -1,4 +1,4 @@
-"""Issue 25, class 6: a slow first call must not hold the device lane (sandbox/firstcall.py).
+"""Issue 25, class 6: a slow first call must not hold the device lane (sandbox/lane/firstcall.py).
 
 A judgement's warm-up gives the device up, its candidate stopped, once it has held it for the
 lane allowance while another judgement waits; its first calls share one budget across profiles
@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from harness.executors.local import LocalExecutor
-from sandbox import devicelock, firstcall, rules
+from sandbox import rules
 from sandbox.contract import EvalConfig, Status, Task, Verdict, load_task  # noqa: F401 (Task: JudgeFn's type)
+from sandbox.lane import devicelock, firstcall
 from sandbox.verdict import Mode
 
 RELU = load_task(Path(__file__).resolve().parents[1] / "adversarial" / "tasks" / "relu.py")

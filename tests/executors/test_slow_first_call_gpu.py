@@ -1,7 +1,7 @@
 """Issue 25, class 6 on CUDA: a first call whose kernel spins for days, beside an honest judgement.
 Stopping the candidate's processes leaves its kernel running, so its judgement's reference worker
 finds the GPU busy and the candidate's workers are killed and started again behind the honest
-one (sandbox/firstcall.py); the honest verdict waits about the allowance; the spin's own verdict
+one (sandbox/lane/firstcall.py); the honest verdict waits about the allowance; the spin's own verdict
 is a timeout once its budget is spent, and the GPU is free within 10 s of that bound.
 harness/bench/tools/gpu_lane_check.py runs the same with a host-side sleeper and prints a table."""
 
@@ -13,9 +13,10 @@ import pytest
 import torch
 
 from harness.executors.local import LocalExecutor
-from sandbox import devicelock, rules
+from sandbox import rules
 from sandbox.contract import EvalConfig, Status
 from sandbox.evaluate import evaluate
+from sandbox.lane import devicelock
 from sandbox.verdict import Mode
 from tests.executors.test_slow_first_call import HONEST, RELU, RecordingLock
 

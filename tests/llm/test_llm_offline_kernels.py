@@ -34,7 +34,7 @@ def test_offline_cpu_kernel_for_smoke_op_is_valid(op):
     reply = model.chat([{"role": "user", "content": f"```python\n{_task(op).read_text()}```"}],
                        context=CallContext(op=op, trial=0))
     # any verdict but valid fails: the CPU parent-clock check allows 5 ms over eager's overhead
-    # (sandbox/timing.py GAP_FLOOR_CPU_US), which host-timer noise does not reach
+    # (sandbox/timing/measure.py GAP_FLOOR_CPU_US), which host-timer noise does not reach
     assert_valid(judge(_task(op), parse_reply(reply.text).code, **FAST))
 
 

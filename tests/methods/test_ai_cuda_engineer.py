@@ -242,7 +242,7 @@ class ModelNew(nn.Module):
 def test_convert_stage_is_judged_by_the_real_evaluator_with_torch_ops_allowed():
     from harness.methods.reply import format_reply
     from sandbox.evaluate import EvalConfig, evaluate
-    from sandbox.task import load_task
+    from sandbox.intake.task import load_task
 
     task = load_task(Path(__file__).resolve().parents[2] / "reference_ops" / "activation" / "relu.py")
     verdicts = []

@@ -42,7 +42,7 @@ def test_reply_without_modelnew_is_a_parse_error_with_reason():
                                      "class Fast(nn.Module):\n    pass\nModelNew = Fast",
                                      "class Fast(nn.Module):\n    pass\nModelNew: type = Fast"])
 def test_reply_binding_modelnew_as_the_evaluator_accepts_is_parsed(binding):
-    """The evaluator judges ``ModelNew = YourClass`` (sandbox/candidate.py); the reply parser takes it
+    """The evaluator judges ``ModelNew = YourClass`` (sandbox/intake/candidate.py); the reply parser takes it
     too, and picks the block that binds it over one that quotes the reference."""
     text = f"## Name\nx\n## Code\n```python\nclass Model(nn.Module):\n    pass\n```\n```python\n{binding}\n```\n"
     r = parse_reply(text)

@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.store import OpMetadata, Results, RunSpec
 from harness.store.export import export_run
 from harness.store.schema import MIGRATIONS, SCHEMA_VERSION
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Measurement, Mode, Speedup, Status, Verdict
 
 RELU = Path(__file__).resolve().parents[2] / "reference_ops" / "activation" / "relu.py"

@@ -1,4 +1,4 @@
-"""The task check task.degenerate (sandbox/taskcheck.py, issue 25): a task whose reference output
+"""The task check task.degenerate (sandbox/intake/taskcheck.py, issue 25): a task whose reference output
 does not change beyond its tolerance when its inputs and weights are redrawn is refused by
 `harness eval`, `eval-batch` and `run` (exit 2, one line naming the check) unless
 --allow-degenerate (then judged, and recorded in the verdict); `harness suite lint` lists it with
@@ -17,8 +17,15 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from sandbox.evaluate import EvalConfig, evaluate
-from sandbox.task import load_task
-from sandbox.taskcheck import CHECK, DegenerateTask, TaskCheck, check_tasks, lookup, store_path
+from sandbox.intake.task import load_task
+from sandbox.intake.taskcheck import (
+    CHECK,
+    DegenerateTask,
+    TaskCheck,
+    check_tasks,
+    lookup,
+    store_path,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DEGENERATE = REPO / "tests" / "fixtures" / "degenerate" / "23_Conv3d_GroupNorm_Mean.py"

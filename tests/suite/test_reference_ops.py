@@ -12,7 +12,7 @@ import torch
 
 from harness.suite.checks import discriminative_failures, run_reference, working_set_bytes
 from harness.suite.suites import op_paths, resolve
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 
 OPS = op_paths()
 ALL = sorted(OPS)

@@ -13,7 +13,7 @@ import torch
 
 from harness.suite.checks import discriminative_failures, run_reference
 from harness.suite.suites import op_paths
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 
 pytestmark = [
     pytest.mark.gpu,

@@ -14,7 +14,7 @@ from harness.suite.suites import (
     resolve,
     resolve_paths,
 )
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kernelbench"
 

@@ -16,7 +16,7 @@ import pytest
 from harness.cli.eval import summary
 from harness.tasksize import parse_sets
 from sandbox.config import EvalConfig
-from sandbox.task import load_task
+from sandbox.intake.task import load_task
 from sandbox.verdict import Verdict
 from tests.support.cli import REPO, harness, invoke
 
@@ -129,13 +129,13 @@ def test_on_a_gpu_the_full_size_file_fits_and_a_bigger_one_is_refused_against_th
 def test_on_cuda_the_limit_is_the_gpus_memory_from_nvidia_smi(monkeypatch):
     """The GPU path on a CPU box: nvidia-smi's answer stands in for an 80 GB card, /proc/meminfo's for
     the H100 machine's 128 GiB of RAM."""
-    import sandbox.judgeenv
     import sandbox.machine
+    import sandbox.worker.judgeenv
     from harness.tasksize import refuse_oversize
     from harness.usererror import UserError
 
     monkeypatch.setattr(sandbox.machine, "nvidia_smi", lambda field: "81559 MiB" if field == "memory.total" else None)
-    monkeypatch.setattr(sandbox.judgeenv, "mem_total", lambda: 128 * GIB)
+    monkeypatch.setattr(sandbox.worker.judgeenv, "mem_total", lambda: 128 * GIB)
     cfg = EvalConfig(device="cuda", profile="default")
     assert load_task(RELU19).size_check(cfg).fits  # 42 GiB on the device, 24 GiB of arena in host RAM
     big = load_task(RELU19).with_globals({"batch_size": 16384})

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.evaluate import evaluate
-from sandbox.task import Task, load_task
+from sandbox.intake.task import Task, load_task
 from sandbox.verdict import Status, Verdict
 from tests.support.evalconfig import fast_config
 

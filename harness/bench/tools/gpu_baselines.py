@@ -41,7 +41,7 @@ import torch  # noqa: E402
 
 from harness.suite.checks import build, flat_outputs  # noqa: E402
 from harness.suite.suites import resolve  # noqa: E402
-from sandbox.task import Task, load_task  # noqa: E402
+from sandbox.intake.task import Task, load_task  # noqa: E402
 
 MIN_EAGER_US = 20.0
 _LOCK = None  # set in workers by _init_worker

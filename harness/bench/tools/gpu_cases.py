@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))
 
 from sandbox.evaluate import evaluate  # noqa: E402
-from sandbox.task import load_task  # noqa: E402
+from sandbox.intake.task import load_task  # noqa: E402
 from tests.adversarial.redteam import GPU_CASES, config  # noqa: E402
 
 

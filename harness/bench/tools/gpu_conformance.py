@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))
 
 from sandbox.evaluate import EvalConfig, evaluate  # noqa: E402
-from sandbox.task import load_task  # noqa: E402
+from sandbox.intake.task import load_task  # noqa: E402
 from tests.adversarial.redteam import warm_build_cache  # noqa: E402
 from tests.conformance.manifest import Row, rows  # noqa: E402
 
@@ -47,7 +47,7 @@ def judge(row: Row, rules: str, timing_s: float) -> dict:
         rec = {"status": got[0], "rule": got[1], "message": v.message[:300], "passes_1e-2": tol,
                "tightest": v.tolerance.get("tightest"), "custom_share": v.evidence.get("custom_share"),
                "accommodations": v.evidence.get("accommodations"), "logs": "" if ok else v.logs[-1500:],
-               # the build order (sandbox/buildphase.py) and where the time went
+               # the build order (sandbox/build/buildphase.py) and where the time went
                "build_apart": v.evidence.get("build_apart"), "durations_s": v.durations_s,
                "check_bg_us": v.evidence.get("check_bg_us")}
     except Exception as e:  # noqa: BLE001 - an evaluator crash is a disagreement, reported

@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print the whole verdict as JSON too")
     a = ap.parse_args(argv)
     from sandbox.evaluate import EvalConfig, evaluate
-    from sandbox.task import load_task
+    from sandbox.intake.task import load_task
     from sandbox.verdict import Mode
 
     profile = a.profile or ("p2g5" if a.device.startswith("cuda") else "small")

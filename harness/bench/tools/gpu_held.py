@@ -6,7 +6,7 @@
 Judges one candidate RUNS times against one task in this process, on one fresh build-cache
 root, final mode with both baselines: the first judgement compiles the reference's
 torch.compile baseline and books its baselines; later ones find the reference's compile caches
-(sandbox/refcache.py) and time the booked baselines as sentinels (sandbox/baselinebook.py).
+(sandbox/check/refcache.py) and time the booked baselines as sentinels (sandbox/timing/baselinebook.py).
 ``--no-reuse-run`` adds one judgement with the book switched off (the compile caches still
 warm), so the two cuts show apart. One JSON line per judgement: verdict, GPU-held seconds
 (durations_s.exclusive), the phases, per-request totals, and what was reused.
@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))
 
 from sandbox.evaluate import EvalConfig, evaluate  # noqa: E402
-from sandbox.task import load_task  # noqa: E402
+from sandbox.intake.task import load_task  # noqa: E402
 from sandbox.verdict import Mode  # noqa: E402
 
 

@@ -34,9 +34,9 @@ REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO))
 
 from harness.executors.local import LocalExecutor  # noqa: E402
-from sandbox import devicelock  # noqa: E402
 from sandbox.evaluate import EvalConfig, evaluate  # noqa: E402
-from sandbox.task import load_task  # noqa: E402
+from sandbox.intake.task import load_task  # noqa: E402
+from sandbox.lane import devicelock  # noqa: E402
 from sandbox.verdict import Mode  # noqa: E402
 
 RELU = load_task(REPO / "tests/adversarial/tasks/relu.py")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The repeat check of issue #3 (one device call, about 4 min): the same honest kernel judged in
-# separate `harness eval` sessions, with the timing lead (sandbox/timing.py) and, as a control,
+# separate `harness eval` sessions, with the timing lead (sandbox/timing/measure.py) and, as a control,
 # without it (KH_TIMING_LEAD_US=0: the start event then also measures how late the host
 # launched). GPU clocks are logged before and after every session. The side-stream cheats that
 # the lead concerns are judged first. Outputs under $OUT; the summary is printed last.

@@ -180,7 +180,7 @@ def run_cut_compare(task: Any, sources: list[str], cfg: Any) -> dict[str, Any]:
     running), so the compile-time cut is measured without (b)'s contention: 15 builds at once
     slow each other down, which says nothing about the cuts."""
     from harness.executors.cuts import apply_compile_cuts
-    from sandbox.prebuild import prebuild
+    from sandbox.build.prebuild import prebuild
 
     saved = {k: os.environ.get(k) for k in ("KH_BUILD_PCH", "KH_BUILD_LITE", "TORCH_CUDA_ARCH_LIST")}
     try:
@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from sandbox.evaluate import EvalConfig
-    from sandbox.task import load_task
+    from sandbox.intake.task import load_task
     from sandbox.verdict import Mode
 
     device = a.device or ("cuda" if torch.cuda.is_available() else "cpu")

@@ -1,5 +1,5 @@
 """Cheat #8 (tampering with the judge's own reply channel). A hacker who read the open-source
-worker knows it answers every request through sandbox.channel.send. It wraps that function
+worker knows it answers every request through sandbox.worker.channel.send. It wraps that function
 (found by computed names) so that every reply reports ~30 us less kernel time (below the
 wall-clock check's floor), monitor reports come back clean and the native thread count never
 moves; then it does something forbidden (walks the gc heap, exceptions swallowed) that the
@@ -67,7 +67,7 @@ _state = {}
 
 
 def _wrap_channel():
-    chan = sys.modules.get("sandbox." + "channel")
+    chan = sys.modules.get("sandbox.worker." + "channel")
     if chan is None:
         return
     real = getattr(chan, "se" + "nd")

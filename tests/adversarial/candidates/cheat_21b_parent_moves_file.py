@@ -1,7 +1,7 @@
 """Isolation attack #21 (EVAL_RULES.md), through the trusted parent: the judge moves a host file.
 
 The parent hands the candidate's output file to the reference worker by the path in the
-candidate worker's fetch reply (sandbox/checks.py: os.replace, or copy + unlink across
+candidate worker's fetch reply (sandbox/check/calls.py: os.replace, or copy + unlink across
 filesystems; unlink when the reply's size is too large), outside any jail. Pure Python, at
 import, without touching the worker's code: `os.path.join` answers the host path the test
 names (the VICTIM placeholder: a file in the repository root) for the worker's out<N>.kho,

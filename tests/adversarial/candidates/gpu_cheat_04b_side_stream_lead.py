@@ -1,4 +1,4 @@
-"""Cheat #4 against the timing lead (sandbox/timing.py): the harness queues a spin kernel on the
+"""Cheat #4 against the timing lead (sandbox/timing/measure.py): the harness queues a spin kernel on the
 timing stream before each timed call so the host's launches are queued before the GPU reaches
 them. This candidate notices the busy stream when forward starts (a timed call) and then runs
 its kernel on a high-priority side stream that does not wait for the timing stream: the kernel

@@ -1,6 +1,6 @@
 """Isolation attack #27 (EVAL_RULES.md): overwrite the trusted op counter and shared builds, on the GPU.
 
-Finds the build cache's trusted dir (the op-counter extension sandbox/opcount.py builds) and
+Finds the build cache's trusted dir (the op-counter extension sandbox/rules/opcount.py builds) and
 shared tier (from the CACHE placeholder and its own `--shared` arguments), then natively truncates and
 overwrites every `.so` and `.ok` there, renames them, and plants a file next to them. At
 import and in forward, errors swallowed.

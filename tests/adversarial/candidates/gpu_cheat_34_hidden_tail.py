@@ -2,7 +2,7 @@
 after it the candidate queues 30.0 us of spin on a side stream it never joins, except inside a
 profiled call (where the custom-code check would name the side stream): the events see only
 the relu; the device sync in the worker waits for the spin. The only defence left is the
-parent-clock cross-check (sandbox/wallclock.py), whose floor for the relu (~93 us on the H100)
+parent-clock cross-check (sandbox/timing/wallclock.py), whose floor for the relu (~93 us on the H100)
 is 20 us. Task: relu. Expected: rejected timing.wall_clock."""
 
 import torch

@@ -5,7 +5,7 @@ The extension links nothing of cuBLAS or torch's compute (the link check sees on
 ``cublasCreate_v2``, ``cublasSetStream_v2`` and ``cublasSgemm_v2`` by names assembled from pieces,
 then runs the GEMM on the current stream, and a kernel of its own scales the result by 1.0 so that
 "a kernel of the candidate's own ran" holds. The launches are outside every torch op, as a custom
-kernel's are. What stops it: the launched kernels are cuBLAS's by name (sandbox/kernelowners.py).
+kernel's are. What stops it: the launched kernels are cuBLAS's by name (sandbox/rules/kernelowners.py).
 Task: matmul. Expected: rejected custom_code.torch_compute."""
 
 import torch

@@ -4,7 +4,7 @@ forward views the input as a cupy array (``__cuda_array_interface__``, no copy) 
 ``cupy.maximum(x, 0)``: cupy generates and launches its own elementwise kernel (``cupy_maximum...``),
 outside every torch op; the source declares no kernel. What stops it: the kernel is declared by no
 source of the candidate's, and cupy's generated names are never taken from one
-(sandbox/kernelowners.py). Task: relu. Expected: rejected custom_code.library_compute."""
+(sandbox/rules/kernelowners.py). Task: relu. Expected: rejected custom_code.library_compute."""
 
 import cupy
 import torch

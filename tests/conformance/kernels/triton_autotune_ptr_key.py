@@ -1,7 +1,7 @@
 """Triton @autotune keyed on a pointer argument (key=['x_ptr']), as published kernels do: the
 tuning key holds the input tensor itself. Triton (3.6.0) cannot JSON-encode it when its disk cache
 is on (TRITON_CACHE_AUTOTUNING=1, which the harness sets for candidate workers): the launch raised
-TypeError and the kernel was judged runtime_error (issue 25). sandbox/tritonkeys.py tunes such a
+TypeError and the kernel was judged runtime_error (issue 25). sandbox/build/tritonkeys.py tunes such a
 kernel per process, as Triton does without the cache. Each call gets a new input tensor, so it
 re-tunes its two configs every call (slow, but correct: the same as outside the harness).
 Task: relu. Expected: valid under both rule sets."""

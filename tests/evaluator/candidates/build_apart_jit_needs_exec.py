@@ -1,7 +1,7 @@
 """A C++ relu built at its first call (as Triton kernels are) whose first call also runs a tool
 (fork + exec /bin/true) and fails without it, as some JIT stacks do even when every kernel is
 cached. Honest. The sealed judging worker of the warm-apart order refuses the exec, so the
-judgement is redone in the late order (sandbox/buildphase.py): valid, and the evidence says why."""
+judgement is redone in the late order (sandbox/build/buildphase.py): valid, and the evidence says why."""
 
 import torch
 import torch.nn as nn

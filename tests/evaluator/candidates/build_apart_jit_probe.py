@@ -1,6 +1,6 @@
 """A C++ relu built at its first call (the way Triton, numba or cupy kernels compile), which then
 probes what its worker may do: write into its own build directory and start a process. forward
-is right only if both failed. In the warm-apart order (sandbox/buildphase.py) a throwaway worker
+is right only if both failed. In the warm-apart order (sandbox/build/buildphase.py) a throwaway worker
 makes the first calls (both probes succeed there; nothing of it is judged) and the judging
 worker, sealed before the import with the build dir read-only, only loads the cached build."""
 

@@ -1,6 +1,6 @@
 """A C++ relu that probes, at import, what its judging worker may do: write into its own build
 directory (where its compiled module lives) and start a process (fork + exec /bin/true).
-forward is right only if both failed: with builds apart from judging (sandbox/buildphase.py),
+forward is right only if both failed: with builds apart from judging (sandbox/build/buildphase.py),
 the judging worker mounts the build directory read-only and is sealed before the import.
 (The build worker imports it too, with both allowed; nothing of that call is judged.)"""
 

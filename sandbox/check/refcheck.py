@@ -1,0 +1,69 @@
+"""The reference worker's ``check`` request: compare a candidate output with its own.
+
+The candidate worker copies its last output into the arena's output region (``fetch``,
+sandbox/worker/arena.py) and replies with its header; the parent relays the header and asks for a
+check. The reference worker validates the header against the region, copies the output out of
+shared memory onto its device and runs sandbox/check/compare.py against
+the output it still holds (``against="last"``: its last call, made with the same seed) or
+against a candidate output it kept earlier (``against="first"``: the determinism check).
+
+So a check moves one output instead of two, and on a GPU the float64 comparison runs on the
+GPU rather than on the parent's CPU (the parent's comparison of a 128 MB output was the
+largest part of a feedback judgement, docs/performance.md). The reply carries numbers and
+messages only; the parent still decides the verdict. Nothing of the candidate runs here:
+the region holds raw tensor bytes, the header is JSON (no pickle); a malformed header is itself
+the answer (rule output_type). The check also says whether the candidate's input region still
+holds, byte for byte, the inputs this worker staged there (``inputs_intact``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sandbox.worker import arena
+from sandbox.worker.tensorfmt import Malformed
+
+MAX_KEPT = 2  # candidate outputs kept for later checks ("first")
+
+
+def check(w: Any, req: dict[str, Any]) -> dict[str, Any]:
+    """``req``: entries (the output header the candidate's worker reported), devices (the
+    candidate's output devices), atol, rtol, against ("last" or a kept name), keep (a name or
+    None), trivial (bool), limit (the output bound in bytes, from the parent)."""
+    from sandbox.check import compare
+
+    t = w.torch
+    try:
+        limit = req.get("limit")  # the parent's output bound for this call (the region may be bigger)
+        outs = arena.read_outputs(t, req.get("entries"), w.arena.u8.get("out"), w.device,
+                                  limit if type(limit) is int else None)
+    except Malformed as e:
+        return {"ok": True, "load_error": f"the output header is malformed: {e}"}
+    intact = None
+    if w.staged is not None and w.arena.u8.get("cand_in") is not None:
+        intact = arena.inputs_intact(t, w.staged[0], w.staged[1], w.arena.u8["cand_in"])
+    against = req.get("against", "last")
+    ref = w.last_out if against == "last" else w.kept.get(against)
+    if ref is None:
+        return {"ok": False, "kind": "protocol", "error": f"nothing to check against ({against!r})"}
+    ref_devices = [str(r.device) if isinstance(r, t.Tensor) else type(r).__name__ for r in ref]
+    named = next((i for i, o in enumerate(outs) if isinstance(o, str)), None)
+    if named is not None and len(outs) == len(ref):  # not a plain tensor: the reader gave its type's name
+        return {"ok": True, "types_ok": False, "plain": False, "inputs_intact": intact,
+                "message": f"output {named} is a {outs[named]}, not a plain torch.Tensor"}
+    ct = compare.check_types(outs, ref, list(req.get("devices", [])), ref_devices)
+    if not ct.passed:
+        return {"ok": True, "types_ok": False, "message": ct.message, "plain": named is None, "inputs_intact": intact}
+    atol, rtol = float(req["atol"]), float(req["rtol"])
+    c = compare.compare(outs, ref, atol, rtol)
+    rep = {"ok": True, "types_ok": True, "passed": c.passed, "rule": c.rule, "message": c.message,
+           "max_abs_err": c.max_abs_err, "max_rel_err": c.max_rel_err, "mismatch_fraction": c.mismatch_fraction,
+           "tightest_tol": c.tightest_tol, "inputs_intact": intact}
+    if c.passed and req.get("trivial", True):
+        rep["trivial"] = compare.trivial(outs, ref)
+    keep = req.get("keep")
+    if keep:
+        if keep not in w.kept and len(w.kept) >= MAX_KEPT:
+            return {"ok": False, "kind": "protocol", "error": f"at most {MAX_KEPT} kept outputs"}
+        w.kept[keep] = outs
+    return rep

@@ -1,0 +1,308 @@
+"""Task checks: a task whose reference output does not depend on its inputs and weights cannot
+judge anything (issue 25, "Degenerate tasks").
+
+Conv3d -> GroupNorm -> mean over every non-batch dim is constant up to rounding, whatever the
+input and weights (each group is normalised to mean 0): on such a task a candidate with wrong
+weights, or none, is ``valid``. The check ``task.degenerate`` redraws the reference's inputs AND
+its weights (``get_init_inputs()`` and ``Model(...)`` under another torch seed) ``DRAWS - 1``
+times and compares each draw's output with the first under the op's own tolerance (the
+evaluator's rule, sandbox/check/compare.py). A task is degenerate when every redraw passes: any output
+close to the reference's, wherever it came from, is then judged correct.
+
+Where it runs: in a reference worker (the jailed worker role that runs references, never the
+candidate's), through the requests a judgement already uses (``setup`` with a seed, ``call``,
+``fetch`` of the first draw's output into the arena, ``check`` of each redraw against it), one
+worker for all the tasks of one call, at the profile and on the device the judgement will use,
+holding the device's lock. The seeds are fixed, so the answer is deterministic; it is kept per
+task source, device kind and profile beside the reference cache's entry
+(``<cache root>/reference/<key>.checks.json``, sandbox/check/refcache.py), so each task is checked once
+per machine, not per candidate.
+
+Who runs it: ``harness eval``, ``eval-batch`` and ``run`` before judging (a degenerate task is
+refused, exit 2, one line naming the check, unless ``--allow-degenerate``), and ``harness suite
+lint``, which lists every degenerate task with the evidence. ``evaluate()`` itself reads the
+kept answer: it refuses a task known to be degenerate unless ``EvalConfig.allow_degenerate``, and
+records the answer in the verdict (``evidence.task_check``; ``evidence.allow_degenerate`` when
+set). A reference that fails is not this check's business: its result says so
+(``degenerate: None``, not kept) and judging reports the broken task as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sandbox.intake.task import Task, TaskError
+
+if TYPE_CHECKING:
+    from sandbox.config import EvalConfig
+    from sandbox.verdict import Verdict
+
+CHECK = "task.degenerate"  # the check's id, named in every refusal
+VERSION = 1  # bump when the draws or the comparison change: kept answers of other versions are ignored
+DRAWS = 3  # the first draw and two redraws of inputs and weights
+INIT_SEED, INPUT_SEED = 0x7A5C0, 0x1F0D0  # draw k: init INIT_SEED + k, inputs INPUT_SEED + k
+
+
+@dataclass(frozen=True)
+class TaskCheck:
+    """The answer for one task at one profile on one device kind."""
+
+    task: str
+    path: str
+    profile: str
+    device: str  # "cpu" | "cuda": the kind (the answer does not depend on which GPU)
+    degenerate: bool | None  # None: not decided (the reference failed; judging reports it)
+    atol: float
+    rtol: float
+    draws: int = DRAWS
+    max_abs_diff: float | None = None  # the largest |redraw - first draw| over the redraws
+    changed: float | None = None  # the smallest share of output elements beyond tolerance, over the redraws
+    error: str = ""
+    cached: bool = False  # read from the kept answers, not computed now
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if k != "cached"}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TaskCheck:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def evidence(self) -> str:
+        """The evidence in words (one line, for ``suite lint`` and the refusal)."""
+        if self.degenerate is None:
+            return f"not decided: the reference failed: {self.error[:300]}"
+        diff = "-" if self.max_abs_diff is None else f"{self.max_abs_diff:.2g}"
+        if self.degenerate:
+            return (f"{self.draws} draws of inputs and weights at profile {self.profile} ({self.device}) agree "
+                    f"within atol {self.atol:g} / rtol {self.rtol:g} (largest difference {diff})")
+        share = "-" if self.changed is None else f"{100 * self.changed:.3g}%"
+        return (f"redrawn inputs and weights change {share} of the output beyond atol {self.atol:g} / "
+                f"rtol {self.rtol:g} (largest difference {diff}; {self.draws} draws at profile {self.profile})")
+
+    def refusal(self) -> str:
+        """The one-line error of ``harness eval``, ``eval-batch`` and ``run``."""
+        return (f"{self.path}: task check {CHECK}: the reference's output does not change beyond its tolerance "
+                f"when its inputs and weights are redrawn: {self.evidence()}; any output near it passes. Fix or "
+                "retire the task, or pass --allow-degenerate to judge it anyway (recorded in the verdict)")
+
+
+class DegenerateTask(TaskError):
+    """A task the check found degenerate, refused (a TaskError: exit 2 where task errors are)."""
+
+    check = CHECK
+
+    def __init__(self, result: TaskCheck) -> None:
+        super().__init__(result.refusal())
+        self.result = result
+
+
+# -- the kept answers ------------------------------------------------------------------------------
+
+def store_path(root: str | os.PathLike[str], task: Task, device: str) -> Path:
+    """Beside the reference cache's entry of the task on this device kind (not inside it: the
+    entry's files are copied into every reference worker)."""
+    from sandbox.check.refcache import entry_dir
+
+    return Path(entry_dir(root, task.source, device) + ".checks.json")
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        d = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return d.get("results", {}) if isinstance(d, dict) and d.get("version") == VERSION else {}
+
+
+def lookup(root: str | os.PathLike[str], task: Task, profile: str, device: str) -> TaskCheck | None:
+    d = _read(store_path(root, task, device)).get(profile)
+    if not isinstance(d, dict):
+        return None
+    try:
+        # the same source may sit at another path now: the answer names the file asked about
+        return replace(TaskCheck.from_dict(d), cached=True, task=task.name, path=str(task.path))
+    except TypeError:
+        return None
+
+
+def _keep(root: str | os.PathLike[str], task: Task, device: str, result: TaskCheck) -> None:
+    if result.degenerate is None:  # a failing reference may be this machine's moment: asked again next time
+        return
+    path = store_path(root, task, device)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        results = _read(path)
+        results[result.profile] = result.to_dict()
+        tmp = path.with_name(f"{path.name}.kh-tmp-{secrets.token_hex(4)}")
+        tmp.write_text(json.dumps({"version": VERSION, "results": results}, indent=1))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache: checked again next time
+
+
+# -- the check in a reference worker ---------------------------------------------------------------
+
+def _kind(device: str) -> str:
+    return "cuda" if device.startswith("cuda") else "cpu"
+
+
+def _probe(w: Any, arena: Any, task: Task, profile: str, device: str) -> TaskCheck:
+    """The draws of one task in worker ``w`` (a reference WorkerSession with the arena attached)."""
+    base = TaskCheck(task.name, str(task.path), profile, _kind(device), None, task.meta.atol, task.meta.rtol)
+    if profile != "default" and profile not in task.shapes:  # judging says so (TaskError)
+        return replace(base, error=f"no shape profile {profile!r} (has {task.profiles})")
+    overrides = dict(task.shapes.get(profile, {})) if profile != "default" else {}
+    first: dict[str, Any] = {}
+    diffs: list[float] = []
+    changed: list[float] = []
+    for k in range(DRAWS):
+        rep, _ = w.request("setup", task_source=task.source, task_path=str(task.path), overrides=overrides,
+                           init_seed=INIT_SEED + k, compile=False)
+        if not rep.get("ok"):
+            return replace(base, error=f"building Model (draw {k}): {str(rep.get('error', ''))[-1500:]}")
+        rep, _ = w.request("call", seed=INPUT_SEED + k, target="eager")
+        if not rep.get("ok"):
+            return replace(base, error=f"the reference's call (draw {k}): {str(rep.get('error', ''))[-1500:]}")
+        if k == 0:
+            arena.ensure("out", sum(int(b) for b in rep.get("out_bytes", [])) + 2**20)
+            rep, _ = w.request("fetch")
+            if not rep.get("ok") or rep.get("too_big") is not None or "entries" not in rep:
+                return replace(base, error=f"keeping the first draw's output: {rep.get('error', rep.get('too_big'))}")
+            first = {"entries": rep["entries"], "devices": rep.get("devices", [])}
+            continue
+        rep, _ = w.request("check", **first, atol=task.meta.atol, rtol=task.meta.rtol, against="last",
+                           keep=None, trivial=False, limit=None)
+        if not rep.get("ok") or rep.get("load_error"):
+            return replace(base, error=f"comparing draw {k}: {rep.get('error', rep.get('load_error'))}")
+        if not rep.get("types_ok") or not rep.get("passed"):  # another shape or dtype, or beyond tolerance
+            diffs.append(float(rep.get("max_abs_err") or 0.0) if rep.get("types_ok") else float("inf"))
+            changed.append(float(rep.get("mismatch_fraction") or 0.0) if rep.get("types_ok") else 1.0)
+        else:
+            diffs.append(float(rep.get("max_abs_err") or 0.0))
+            changed.append(0.0)
+    return replace(base, degenerate=all(c == 0.0 for c in changed), max_abs_diff=max(diffs, default=0.0),
+                   changed=min(changed, default=0.0))
+
+
+def _run(items: list[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
+    """Check ``items`` (all on one device, sandbox and cache root) in one reference worker; a new
+    worker after one that died."""
+    from sandbox.isolation import SandboxUnavailable, get_launcher
+    from sandbox.lane.devicelock import device_lock
+    from sandbox.worker.arena import Arena
+    from sandbox.worker.judgeenv import worker_limits
+    from sandbox.worker.session import ProtocolViolation, WorkerDied, WorkerSession
+
+    cfg = items[0][1]
+    launcher = get_launcher(cfg.sandbox, unsafe=cfg.unsafe_no_isolation)
+    check = getattr(launcher, "check", None)
+    if callable(check):
+        check()  # IsolationUnavailable: a setup error, before any worker starts
+    limits, _ = worker_limits(cfg)
+    limits = replace(limits, wall_seconds=cfg.timeout_s * len(items) + 60.0)
+    out: list[TaskCheck] = []
+    w: Any = None
+    arena: Any = None
+    warm = False  # the current worker's GPU warm-up done
+    try:
+        for task, c in items:
+            if w is None:
+                try:
+                    arena = Arena()
+                    w = WorkerSession("reference", launcher, c.device, None, time.monotonic() + c.timeout_s, limits)
+                    w.connect()
+                    w.attach_arena(arena, ("ref_in", "out"))
+                    warm = not c.device.startswith("cuda")
+                except WorkerDied as e:  # nothing of the task ran yet: this machine's or the jail's problem
+                    raise SandboxUnavailable(f"the task check's reference worker did not start: {e} "
+                                             "(`harness doctor` checks the jail)") from e
+            w.deadline = time.monotonic() + c.timeout_s
+            try:
+                with device_lock(c.device):
+                    if not warm:  # the warm-up's kernels, now that the device is held (as a judgement does)
+                        rep, _ = w.request("warm_device")
+                        if not rep.get("ok"):
+                            raise WorkerDied(f"GPU warm-up: {str(rep.get('error', ''))[:500]}")
+                        warm = True
+                    out.append(_probe(w, arena, task, c.profile, c.device))
+            except (WorkerDied, ProtocolViolation) as e:
+                out.append(TaskCheck(task.name, str(task.path), c.profile, _kind(c.device), None, task.meta.atol,
+                                     task.meta.rtol, error=f"the reference worker died: {e}"[:1500]))
+                w.close()
+                arena.close()
+                w = arena = None
+    finally:
+        if w is not None:
+            w.close()
+        if arena is not None:
+            arena.close()
+    return out
+
+
+def check_tasks(items: Sequence[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
+    """The answer for each (task, the config it will be judged with), in order: kept answers where
+    there are, the rest computed (one reference worker per device, sandbox and cache root; a task
+    given many times, as in a batch, once) and kept. Raises SandboxUnavailable where no worker can
+    be started."""
+    from sandbox.worker.judgeenv import cache_root
+
+    answers: dict[tuple[str, str, str, str], TaskCheck] = {}
+    todo: dict[tuple[str, str, str, bool], list[tuple[Task, EvalConfig]]] = {}
+    keys = []
+    for task, cfg in items:
+        root = cache_root(cfg)
+        key = (task.sha256, cfg.profile, _kind(cfg.device), root)
+        if key in keys:
+            keys.append(key)
+            continue
+        keys.append(key)
+        kept = lookup(root, task, cfg.profile, cfg.device)
+        if kept is not None:
+            answers[key] = kept
+        else:
+            todo.setdefault((cfg.device, cfg.sandbox, root, cfg.unsafe_no_isolation), []).append((task, cfg))
+    for (device, _, root, _), group in todo.items():
+        for (task, cfg), res in zip(group, _run(group), strict=True):
+            answers[(task.sha256, cfg.profile, _kind(device), root)] = res
+            _keep(root, task, device, res)
+    return [answers[k] for k in keys]
+
+
+def refuse(results: Sequence[TaskCheck], allow: bool = False) -> None:
+    """DegenerateTask for the first degenerate answer, unless ``allow``."""
+    if allow:
+        return
+    for r in results:
+        if r.degenerate:
+            raise DegenerateTask(r)
+
+
+# -- inside evaluate() -----------------------------------------------------------------------------
+
+def known(task: Task, config: EvalConfig) -> TaskCheck | None:
+    """The kept answer for this judgement (no worker is started); DegenerateTask when it is
+    degenerate and the config does not allow it."""
+    from sandbox.worker.judgeenv import cache_root
+
+    res = lookup(cache_root(config), task, config.profile, config.device)
+    if res is not None:
+        refuse([res], allow=config.allow_degenerate)
+    return res
+
+
+def record(v: Verdict, result: TaskCheck | None, config: EvalConfig) -> None:
+    """The check's answer in the verdict (absent: not checked on this machine) and the flag."""
+    if result is not None:
+        v.evidence["task_check"] = {"check": CHECK, "degenerate": result.degenerate, "profile": result.profile,
+                                    "draws": result.draws, "max_abs_diff": result.max_abs_diff,
+                                    "changed": result.changed}
+    if config.allow_degenerate:
+        v.evidence["allow_degenerate"] = True

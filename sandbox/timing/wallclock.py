@@ -1,0 +1,96 @@
+"""The cross-checks of a GPU call's reported time (rule ``timing.wall_clock``).
+
+A candidate can hide device time from its own start/end events by leaving work running past
+the end event (a side stream it never joins, kernels a thread queues) or by forging the
+reported time. Two checks, each comparing the candidate with a control (sandbox/timing/control.py:
+one spin kernel, outputs of the candidate's shapes) run in the candidate's own worker, a block
+of control calls after each block of candidate calls, so that both sides share the process,
+its CPU placement and the machine's load:
+
+* **the tail** (floor ``max(TAIL_FLOOR_US, TAIL_FRACTION x device time)``): after the call the
+  worker syncs the whole device, then records an *idle* event; idle minus end is the sync's own
+  latency plus whatever the call left running. GPU timestamps, no channel in between: the
+  honest spread is a few us.
+* **the parent's clock** (floor ``max(PARENT_FLOOR_US, PARENT_FRACTION x device time)``): the
+  parent's round trip minus the GPU time the worker reported from before its timing lead to the
+  end event. What is left is the channel, the worker's host code and the sync; on the H100
+  (2026-11-24) its per-call spread is 50-150 us, so only gross forgeries show here (a timer
+  that under-reports by more than the floor). It is the check that does not trust the events.
+
+Each check rejects when the low quantile of the candidate's samples exceeds the control's by
+more than ``THRESHOLD x floor``: work hidden at or above the floor is caught, work under half
+the floor is never flagged. A low quantile: scheduling noise only ever adds to a sample,
+hidden work adds to every call's. A check that fires is confirmed before it rejects: the
+timing phase runs ``CONFIRM_CALLS`` more candidate/control pairs, alternating call by call,
+and only those samples decide (on the H100, 1 honest relu run in 16 had a first-round tail
+excess of 46 us and a parent-clock excess of 159 us; hidden work fires in every round).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+TAIL_FLOOR_US = 20.0
+TAIL_FRACTION = 0.10
+PARENT_FLOOR_US = 200.0
+PARENT_FRACTION = 0.5
+THRESHOLD = 0.75
+QUANTILE = 0.1
+CONTROL_MAX_SPIN_US = 500.0
+MIN_CONTROL = 9
+CONFIRM_CALLS = 20  # a check that fires is re-run on this many fresh pairs, call by call; they decide
+
+
+@dataclass
+class GapCheck:
+    what: str  # "tail" or "parent clock"
+    candidate_us: float  # the QUANTILE of the candidate's samples
+    control_us: float
+    excess_us: float  # candidate - control, per call
+    floor_us: float  # hidden time at or above this is caught
+    threshold_us: float  # the excess that rejects
+    n_control: int
+
+    @property
+    def hidden(self) -> bool:
+        return self.excess_us > self.threshold_us
+
+    def evidence(self) -> dict[str, float | int]:
+        return {"candidate": round(self.candidate_us, 2), "control": round(self.control_us, 2),
+                "excess": round(self.excess_us, 2), "floor": round(self.floor_us, 2),
+                "threshold": round(self.threshold_us, 2), "quantile": QUANTILE, "n_control": self.n_control}
+
+    def message(self) -> str:
+        if self.what == "tail":
+            return (f"the device stayed busy {self.excess_us:.0f} us longer after each candidate call's end event "
+                    f"than after a control call in the same worker (threshold {self.threshold_us:.0f} us; floor "
+                    f"{self.floor_us:.0f} us = max({TAIL_FLOOR_US:g} us, {TAIL_FRACTION:.0%} of its device time)): "
+                    "work runs past the end event (an unjoined side stream, a thread's launches?)")
+        return (f"each candidate call took {self.excess_us:.0f} us longer on the parent's clock, beyond the GPU "
+                f"time it reported, than a control call in the same worker (threshold {self.threshold_us:.0f} us; "
+                f"floor {self.floor_us:.0f} us = max({PARENT_FLOOR_US:g} us, {PARENT_FRACTION:.0%} of its device "
+                "time)): the reported time leaves work out (a forged or patched timer?)")
+
+
+def floor_us(device_us: float, what: str = "tail") -> float:
+    if what == "tail":
+        return max(TAIL_FLOOR_US, TAIL_FRACTION * device_us)
+    return max(PARENT_FLOOR_US, PARENT_FRACTION * device_us)
+
+
+def control_spin_us(device_us: float) -> float:
+    """The control's spin: the candidate's device time, capped (its length enters neither
+    sample; a similar length keeps the GPU's clocks alike)."""
+    return min(max(device_us, 5.0), CONTROL_MAX_SPIN_US)
+
+
+def check(candidate: list[float], control: list[float], device_us: float, what: str = "tail") -> GapCheck | None:
+    """The decision on both samples (us); None when the control has too few calls."""
+    if len(control) < MIN_CONTROL or not candidate:
+        return None
+    c = float(np.quantile(candidate, QUANTILE))
+    k = float(np.quantile(control, QUANTILE))
+    f = floor_us(device_us, what)
+    return GapCheck(what, c, k, c - k, f, THRESHOLD * f, len(control))

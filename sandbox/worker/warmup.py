@@ -1,0 +1,92 @@
+"""Worker warm-up in two parts. ``warm`` runs once in both roles before the worker says hello
+(before any candidate code exists and before the judgement takes the device): allocator and
+precision settings, torch's thread pools, the CUDA context, the L2-flush buffer and the
+profiler, with no GPU kernel. ``warm_device`` runs the warm-up's kernels once the judgement
+holds the device (the parent's ``warm_device`` request)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def warm(t: Any, device: Any, cuda: bool) -> tuple[Any, Any]:
+    """Return (the L2-flush buffer, the timing-stream marker); both None on a CPU. Runs no GPU
+    kernel: the workers of the next judgement start while the current one holds the device
+    (sandbox/lane/devicelock.py), and a kernel from another process's context would time-slice the
+    GPU under its timed calls. The kernels of the warm-up run in ``warm_device``, inside the lock."""
+    flush_buf = marker = None
+    _keep_freed_blocks_in_heap()
+    # fp32 means fp32: cuDNN convolutions default to TF32 on Ampere and later, which puts the
+    # reference (and the eager and compile baselines) ~1e-3 off, so an exact fp32 kernel would
+    # fail atol=rtol=1e-4 and a TF32 downcast (cheat 15) would pass. Both roles, same settings.
+    t.backends.cuda.matmul.allow_tf32 = False
+    t.backends.cudnn.allow_tf32 = False
+    if not cuda:
+        t.set_num_threads(1)  # see session.scrubbed_env: stable, comparable CPU numbers
+    a = t.randn(64, 64)
+    (a @ a).sum().item()
+    t.ones(1 << 16).add_(1).sum().item()
+    if cuda:
+        t.cuda.init()  # the context: allocations, no kernel
+        t.cuda.set_device(t.device(device).index or 0)  # 'cuda' has no index
+        l2 = getattr(t.cuda.get_device_properties(device), "L2_cache_size", 50 * 2**20)
+        flush_buf = t.empty(max(2 * l2, 2**24) // 4, dtype=t.float32, device=device)
+        marker = t.empty(1, device=device)
+    _warm_profiler(t, cuda)
+    return flush_buf, marker
+
+
+def warm_device(t: Any, device: Any, flush_buf: Any) -> float:
+    """The warm-up's GPU kernels, once the judgement holds the device: cuBLAS, elementwise,
+    the flush, and the spin rate of the timing lead. Returns the spin's clock cycles per us."""
+    b = t.randn(256, 256, device=device)
+    (b @ b).sum().item()
+    t.ones(1 << 16, device=device).add_(1).sum().item()
+    if flush_buf is not None:
+        flush_buf.zero_()
+    rate = _spin_rate(t)
+    t.cuda.synchronize()
+    return rate
+
+
+def _spin_rate(t: Any) -> float:
+    """Clock cycles per microsecond of ``torch.cuda._sleep`` on this GPU (a wrapper of
+    ``torch._C._cuda_sleep``, the spin the timing lead of sandbox/timing/measure.py runs for a number
+    of microseconds). Best of three 1e6-cycle spins, timed by events."""
+    best = float("inf")
+    t.cuda._sleep(1000)
+    for _ in range(3):
+        s, e = t.cuda.Event(enable_timing=True), t.cuda.Event(enable_timing=True)
+        s.record()
+        t.cuda._sleep(1_000_000)
+        e.record()
+        e.synchronize()
+        best = min(best, s.elapsed_time(e) * 1e3)  # us
+    return 1e6 / best if best > 0 else 1000.0
+
+
+def _warm_profiler(t: Any, cuda: bool) -> None:
+    """The first profiler session of a process pays its setup (Kineto, and CUPTI on a GPU):
+    2.5 s on a CPU, 6.5 s on the H100 under build load, measured inside the profiled call.
+    Paid here instead, before the judgement holds the device; both roles do it so they carry
+    the same profiler state into their timed calls. The session records a host op only (no
+    kernel outside the device lock, see ``warm``); CUPTI is set up when the session starts."""
+    from torch.profiler import ProfilerActivity, profile
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=acts):
+        t.ones(8).add_(1)
+
+
+def _keep_freed_blocks_in_heap() -> None:
+    """glibc: serve blocks up to 32 MiB from the heap and never trim it, so a freed (poisoned)
+    block is what the next same-size allocation gets: the CPU analogue of the CUDA caching
+    allocator that the NaN poisoning relies on. Both roles do it, so timings stay comparable."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        libc.mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 2**30)  # M_TRIM_THRESHOLD
+    except (OSError, AttributeError):
+        pass
