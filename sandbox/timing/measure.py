@@ -124,7 +124,8 @@ def time_candidate(j: Judging) -> None:
     done: dict[str, bool] = {n: False for n in names}
     enqueue: dict[str, list[float]] = {n: [] for n in names}  # host us from the lead to the end event
     ctl_gaps: list[float] = []  # the control's gaps (sandbox/timing/wallclock.py), GPU only
-    tails: dict[str, list[float]] = {"candidate": [], "control": []}  # idle - end event, us (GPU)
+    tails: dict[str, list[float]] = {"candidate": [], "control": []}  # settled - end event, us (GPU)
+    steps_tails: dict[str, list[float]] = {"candidate": [], "control": []}  # idle after the worker's steps - end
     control = False  # set after warm-up: the control runs beside the candidate (GPU)
     checks = 0
     check_s = 0.0  # parent seconds spent on timed-output checks
@@ -169,6 +170,7 @@ def time_candidate(j: Judging) -> None:
         pre = max(0, int(rep.get("pre_ns", 0)))
         if timed and name in tails:
             tails[name].append(int(rep.get("tail_ns", 0)) / 1e3)
+            steps_tails[name].append(int(rep.get("steps_tail_ns", 0)) / 1e3)
         if name == "control":
             if timed:
                 ctl_gaps.append((rtt - ns - pre) / 1e3)
@@ -239,7 +241,8 @@ def time_candidate(j: Judging) -> None:
             one(b, timed=True)
     confirm_from = None  # where the confirmation round's samples start (sandbox/timing/wallclock.py)
     if control:
-        first = _control_checks(float(np.median(samples["candidate"])), gaps["candidate"], ctl_gaps, tails)
+        first = _control_checks(float(np.median(samples["candidate"])), gaps["candidate"], ctl_gaps, tails,
+                                steps_tails)
         if any(c.hidden for c in first):
             j.v.evidence["wall_clock_first_round"] = {c.what: c.evidence() for c in first}
             confirm_from = (len(gaps["candidate"]), len(ctl_gaps), len(tails["candidate"]), len(tails["control"]))
@@ -276,7 +279,7 @@ def time_candidate(j: Judging) -> None:
     for i, name in enumerate(names):
         conv = stats.converged(used[name], cfg.target_ci, min_n=MIN_SAMPLES)
         j.v.timings[name] = _measure(used[name], conv, seed=i)
-    _gap_check(j, gaps, wgaps, ctl_gaps, tails, confirm_from)
+    _gap_check(j, gaps, wgaps, ctl_gaps, tails, confirm_from, steps_tails)
     cbg, ebg = float(np.median(bg["candidate"])), float(np.median(bg["eager"]))
     emed = j.v.timings["eager"].median_us
     bg_allowed = max(BG_FLOOR_US, BG_FRACTION * emed)  # eager's median: the work an honest kernel must do
@@ -319,16 +322,21 @@ def _start_control(j: Judging, device_us: float) -> bool:
 
 
 def _control_checks(device_us: float, cand_gaps: list[float], ctl_gaps: list[float],
-                    tails: dict[str, list[float]]) -> list[wallclock.GapCheck]:
+                    tails: dict[str, list[float]],
+                    steps_tails: dict[str, list[float]] | None = None) -> list[wallclock.GapCheck]:
+    steps_tails = steps_tails or {"candidate": [], "control": []}
     found = (wallclock.check(tails["candidate"], tails["control"], device_us, "tail"),
+             wallclock.check(steps_tails["candidate"], steps_tails["control"], device_us, wallclock.STEPS_TAIL),
              wallclock.check(cand_gaps, ctl_gaps, device_us, "parent clock"))
     return [c for c in found if c is not None]
 
 
 def _gap_check(j: Judging, gaps: dict[str, list[float]], wgaps: dict[str, list[float]], ctl_gaps: list[float],
-               tails: dict[str, list[float]], confirm_from: tuple[int, int, int, int] | None = None) -> None:
-    """The cross-checks of the reported time (sandbox/timing/wallclock.py): on a GPU the tail and the
-    parent's clock, each against the control run in the candidate's own worker; on a CPU (or
+               tails: dict[str, list[float]], confirm_from: tuple[int, int, int, int] | None = None,
+               steps_tails: dict[str, list[float]] | None = None) -> None:
+    """The cross-checks of the reported time (sandbox/timing/wallclock.py): on a GPU the tail, the
+    tail after the worker's steps and the parent's clock, each against the control run in the
+    candidate's own worker; on a CPU (or
     without a control) the parent's clock against the eager baseline's gap, with allowances wide
     enough for two processes' differences."""
     cmed = j.v.timings["candidate"].median_us
@@ -338,15 +346,24 @@ def _gap_check(j: Judging, gaps: dict[str, list[float]], wgaps: dict[str, list[f
         a, b, c, d = confirm_from
         gaps = {**gaps, "candidate": gaps["candidate"][a:]}
         ctl_gaps, tails = ctl_gaps[b:], {"candidate": tails["candidate"][c:], "control": tails["control"][d:]}
+        if steps_tails is not None:
+            steps_tails = {"candidate": steps_tails["candidate"][c:], "control": steps_tails["control"][d:]}
     g = wallclock.check(gaps["candidate"], ctl_gaps, cmed, "parent clock") if not j.v.host_timers else None
     tail = wallclock.check(tails["candidate"], tails["control"], cmed, "tail") if g is not None else None
+    steps = (wallclock.check(steps_tails["candidate"], steps_tails["control"], cmed, wallclock.STEPS_TAIL)
+             if g is not None and steps_tails is not None else None)
     if g is not None and tail is not None:
         j.v.evidence["gap_us"] = {**g.evidence(), "eager_with_lead": round(eg, 2), "worker_side": side,
                                   "samples": {"candidate": [round(x, 1) for x in gaps["candidate"]],
                                               "control": [round(x, 1) for x in ctl_gaps]}}
         j.v.evidence["tail_us"] = {**tail.evidence(), "confirmation_round": confirm_from is not None,
                                    "samples": {n: [round(x, 1) for x in v] for n, v in tails.items()}}
-        for c in (tail, g):
+        if steps is not None and steps_tails is not None:
+            j.v.evidence["steps_tail_us"] = {**steps.evidence(),
+                                             "samples": {n: [round(x, 1) for x in v] for n, v in steps_tails.items()}}
+        for c in (tail, steps, g):
+            if c is None:
+                continue
             if c.hidden:
                 raise Reject(Status.REJECTED, rules.WALL_CLOCK, c.message())
         return

@@ -205,25 +205,33 @@ class CallPath:
                     tb.zero_(self._marker)  # first kernel of the window: names the timing stream
                 start, end = self._Event(enable_timing=True), self._Event(enable_timing=True)
                 self._arm(True)
+                settled = self._Event(enable_timing=True)
                 try:
                     start.record()
                     out = model(*inputs)
                     end.record()
                     enqueue_ns = _perf_ns() - h0
+                    # the whole device at once, before any host step of ours: an event recorded
+                    # after this sync, minus the end event, is the sync's own latency plus the
+                    # work the call left running past its end event, with no host time of the
+                    # worker's in between (sandbox/timing/wallclock.py: the tail)
+                    self._sync()
+                    settled.record()
                     self._release(out, inputs)  # counted; on a GPU after the end event (host work)
                     outs, wrong = self._unpack(out)
                     self._witness()
                 finally:
                     self._arm(False)
                 self._sync()
-                # the device is idle now (every stream): an event recorded here, minus the
-                # end event, is the sync's own latency plus any work the call left running
-                # past its end event (sandbox/timing/wallclock.py)
+                # the device is idle again (every stream): an event recorded here, minus the end
+                # event, also holds the worker's host steps and any work they set off (a
+                # finalizer's launch): the tail after the steps
                 idle = self._Event(enable_timing=True)
                 idle.record()
                 idle.synchronize()
                 elapsed_ns = int(start.elapsed_time(end) * 1e6)
-                tail_ns = int(end.elapsed_time(idle) * 1e6)
+                tail_ns = int(end.elapsed_time(settled) * 1e6)
+                steps_tail_ns = int(end.elapsed_time(idle) * 1e6)
                 pre_ns = int(pre.elapsed_time(start) * 1e6) if pre is not None else 0
                 self._mark = (_ptime_ns(), _ttime_ns())
                 if profiler is not None:
@@ -232,7 +240,7 @@ class CallPath:
                 if profiler is not None:
                     profiler.start()
                 self._arm(True)
-                pre_ns = tail_ns = 0
+                pre_ns = tail_ns = steps_tail_ns = 0
                 try:
                     t0 = _perf_ns()
                     out = model(*inputs)
@@ -268,6 +276,7 @@ class CallPath:
             self.poison_bytes = [tb.numel(o) * tb.element_size(o) for o in outs if type(o) is T][:4]
         self._fwd_ns = elapsed_ns
         return {"ok": True, "ns": elapsed_ns, "enqueue_ns": enqueue_ns, "pre_ns": pre_ns, "tail_ns": tail_ns,
+                "steps_tail_ns": steps_tail_ns,
                 "native_threads": len(_listdir("/proc/self/task")),
                 "w_ns": _perf_ns() - w0, "bg_cpu_ns": self._bg_ns}
 

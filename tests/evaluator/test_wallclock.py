@@ -121,3 +121,27 @@ def test_hidden_work_that_fires_again_in_the_confirmation_round_is_rejected():
     with pytest.raises(Reject) as r:
         _gap_check(_judge_stub(), gaps_d, {}, ctl, tails, confirm_from=marks)
     assert r.value.rule == rules.WALL_CLOCK and "end event" in r.value.message
+
+
+@pytest.mark.parametrize("hidden_us, rejected", [(0.0, False), (40.0, True)])
+def test_the_tail_after_the_worker_steps_is_checked_beside_the_tail(hidden_us: float, rejected: bool):
+    """The tail is measured before the worker's host steps (a sync right after the end event);
+    work the steps set off (a finalizer's launch) shows only in the tail after them, which is
+    checked against the control's the same way and recorded apart."""
+    from sandbox import rules
+    from sandbox.errors import Reject
+    from sandbox.timing.measure import _gap_check
+
+    cg, kg, ct, kt = _round(7, 0.0, 0.0)
+    steps = {"candidate": gaps(20, 90.0, 8, hidden_us), "control": gaps(20, 90.0, 9)}
+    j = _judge_stub()
+    if rejected:
+        with pytest.raises(Reject) as r:
+            _gap_check(j, {"candidate": cg, "eager": parent_gaps(20, 99)}, {}, kg,
+                       {"candidate": ct, "control": kt}, steps_tails=steps)
+        assert r.value.rule == rules.WALL_CLOCK and "host steps" in r.value.message
+    else:
+        _gap_check(j, {"candidate": cg, "eager": parent_gaps(20, 99)}, {}, kg, {"candidate": ct, "control": kt},
+                   steps_tails=steps)
+    assert j.v.evidence["steps_tail_us"]["n_control"] == 20
+    assert (j.v.evidence["steps_tail_us"]["excess"] > j.v.evidence["steps_tail_us"]["threshold"]) is rejected
