@@ -15,9 +15,11 @@ its CPU placement and the machine's load:
   call's objects, a young-generation collection, the output's unpacking. On an H200 those steps
   took 30-110 us, varying from worker to worker, so 30 us of hidden side-stream work, cheat #34,
   was inside them and escaped in 3 of 5 judgements.)
-* **the tail after the steps** (same floor): the same after those host steps, from the end event
-  to an *idle* event recorded after a second device-wide sync. It catches work the steps set off
-  (a finalizer's or a collection callback's launch) and outlasts them.
+* **the tail after the steps** (same floor): how long a second device-wide sync, right after
+  those host steps, waits (the worker's clock around the sync alone). It catches work the steps
+  set off (a finalizer's or a collection callback's launch) that outlasts them. The steps' own
+  time is left out: it differs between the candidate's calls and the control's by tens of us
+  (an H200 judged honest kernels `rejected` when this measure ran from the end event).
 * **the parent's clock** (floor ``max(PARENT_FLOOR_US, PARENT_FRACTION x device time)``): the
   parent's round trip minus the GPU time the worker reported from before its timing lead to the
   end event. What is left is the channel, the worker's host code and the sync; on the H100
@@ -72,8 +74,8 @@ class GapCheck:
 
     def message(self) -> str:
         if self.what == STEPS_TAIL:
-            return (f"the device stayed busy {self.excess_us:.0f} us longer after each candidate call's end event and "
-                    f"the worker's host steps than after a control call's (threshold {self.threshold_us:.0f} us; floor "
+            return (f"the device stayed busy {self.excess_us:.0f} us longer after the worker's host steps that follow "
+                    f"each candidate call than after a control call's (threshold {self.threshold_us:.0f} us; floor "
                     f"{self.floor_us:.0f} us): work set off after the end event (a finalizer's launch?) or left "
                     "running past it")
         if self.what == "tail":

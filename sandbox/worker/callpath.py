@@ -222,16 +222,15 @@ class CallPath:
                     self._witness()
                 finally:
                     self._arm(False)
+                # how long the device stays busy after the worker's host steps: work they set
+                # off (a finalizer's launch) that outlasts them. Only the sync is timed, so the
+                # steps' own host time, which differs between the candidate's calls and the
+                # control's, is not in it (the tail after the worker's steps)
+                h_drain = _perf_ns()
                 self._sync()
-                # the device is idle again (every stream): an event recorded here, minus the end
-                # event, also holds the worker's host steps and any work they set off (a
-                # finalizer's launch): the tail after the steps
-                idle = self._Event(enable_timing=True)
-                idle.record()
-                idle.synchronize()
+                steps_tail_ns = _perf_ns() - h_drain
                 elapsed_ns = int(start.elapsed_time(end) * 1e6)
                 tail_ns = int(end.elapsed_time(settled) * 1e6)
-                steps_tail_ns = int(end.elapsed_time(idle) * 1e6)
                 pre_ns = int(pre.elapsed_time(start) * 1e6) if pre is not None else 0
                 self._mark = (_ptime_ns(), _ttime_ns())
                 if profiler is not None:

@@ -39,7 +39,10 @@ def main(names: list[str]) -> int:
         med = v.timings.get("candidate").median_us if "candidate" in v.timings else None
         print(json.dumps({"case": name, "ok": ok, "status": v.status.value, "rule": v.rule, "median_us": med,
                           "gap_us": {k: x for k, x in (v.evidence.get("gap_us") or {}).items() if k != "samples"},
-                          "tail_us": v.evidence.get("tail_us"), "device": v.device,
+                          "tail_us": v.evidence.get("tail_us"),
+                          "steps_tail_us": {k: x for k, x in (v.evidence.get("steps_tail_us") or {}).items()
+                                            if k != "samples"},
+                          "device": v.device,
                           "held_s": v.durations_s.get("exclusive"),
                           "warm_apart_held_s": v.evidence.get("warm_apart_exclusive_s"), "message": (v.message or "")[:300],
                           "wall_s": round(time.monotonic() - t, 1)}), flush=True)
