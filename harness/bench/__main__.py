@@ -90,12 +90,17 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("scenario", choices=sorted(SCENARIOS))
     r.add_argument("--out", type=Path, default=None, help="output folder (default: $OUT/<scenario> or bench-out/<scenario>)")
     r.add_argument("--limit-s", type=int, default=None, help="kill it after this many seconds (default: the scenario's)")
-    r.add_argument("extra", nargs="*", help="after --: arguments for the scenario's program")
+    r.epilog = "Arguments after -- go to the scenario's program, after the run's own options."
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:  # split here, not by argparse: a positional list cannot follow --limit-s
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1:]
     a = ap.parse_args(argv)
     if a.cmd == "list":
         return _list()
     out = a.out or Path(os.environ.get("OUT") or "bench-out") / a.scenario
-    rc, _ = run(a.scenario, out.resolve(), tuple(a.extra), a.limit_s)
+    rc, _ = run(a.scenario, out.resolve(), tuple(extra), a.limit_s)
     return rc
 
 

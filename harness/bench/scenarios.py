@@ -59,4 +59,8 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              _sh("gpu_two.sh"), 590, gpus=2, summary="summary.txt"),
     Scenario("jail", "the process sandbox on the GPU machine: CUDA, Triton and a build inside the jail",
              _py("jail_smoke.py"), 300),
+    Scenario("compile", "where a load_inline build's time goes (main.cpp, nvcc's phases, link, load_inline end to "
+             "end, lighter headers, a PCH) and CPU-count builds at once (issue 27)",
+             _py("compile_breakdown.py", "--out", "{out}", "--jobs", "cpus", "--parallel", "3", "--deadline-s", "500"),
+             590, summary="summary.txt"),
 )}

@@ -46,6 +46,17 @@ def test_a_run_writes_one_record_with_the_machine_commit_command_and_summary(tmp
     assert rec["machine"]["cpus"] and rec["machine"]["gpus"] and rec["commit"]
 
 
+def test_arguments_after_the_double_dash_reach_the_program_after_the_runs_own_options(tmp_path, monkeypatch):
+    from harness.bench.__main__ import main
+
+    monkeypatch.delenv("OUT", raising=False)
+    monkeypatch.setitem(SCENARIOS, "args", Scenario("args", "a stand-in", (sys.executable, "-c",
+                        "import sys; open('{out}/argv.txt', 'w').write(' '.join(sys.argv[1:]))"), 60))
+    monkeypatch.setattr(record, "RECORDS", tmp_path / "records")
+    assert main(["run", "args", "--out", str(tmp_path / "out"), "--limit-s", "30", "--", "--deadline-s", "280"]) == 0
+    assert (tmp_path / "out" / "argv.txt").read_text() == "--deadline-s 280"
+
+
 def test_a_scenario_past_its_limit_is_killed_and_recorded_as_124(tmp_path, monkeypatch):
     monkeypatch.delenv("OUT", raising=False)
     monkeypatch.setitem(SCENARIOS, "sleepy", Scenario("sleepy", "a stand-in",
