@@ -86,6 +86,7 @@ class Judging(Protocol):
 
     def _take_device(self) -> None: ...
 
+
 NATIVE_BUILD = re.compile(r"\bload_inline\b|\bcpp_extension\b|\bRawKernel\b|\bRawModule\b|\bnvrtc\b|\bcompile_with_cache\b")
 # torch.compile, or a bare compile( imported from torch; not re.compile( or str.compile(
 JIT_AT_CALL = re.compile(r"\btriton\b|\bcupy\b|\bnumba\b|\btorch\.compile\b|(?<![\w.])compile\s*\(|\btilelang\b|\bjax\b")

@@ -39,6 +39,7 @@ class Judging(Protocol):
 
     def overrides(self, profile: str) -> dict[str, Any]: ...
 
+
 ALONE_TIMEOUT_S = 180.0
 ALONE_CALLS = 2
 

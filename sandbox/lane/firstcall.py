@@ -54,6 +54,7 @@ class Judging(Protocol):
     _lock: DeviceLock | None
     _held_since: float
 
+
 DEFAULT_ALLOWANCE_S = 5.0
 
 

@@ -53,6 +53,7 @@ class Judging(Protocol):
     def check_against(self, seed: int, label: str, index: int, rule_fail: str | None = None,
                       ref_ready: bool = False, keep: str | None = None) -> Trial: ...
 
+
 # link-check category -> (rule, what it means, refused under partial too)
 _LINKED = {
     "record_function": (rules.COUNTER_DISABLED, "switches RecordFunction (the op counter) off or removes its callbacks",

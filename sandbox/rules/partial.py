@@ -56,6 +56,7 @@ class Judging(Protocol):
     ref: WorkerSession | None
     opcount_path: str | None
 
+
 _FAMILIES = {
     "matmul": ("linear", "matmul", "mm", "addmm", "bmm", "baddbmm", "addbmm", "addmv", "mv", "dot", "vdot",
                "einsum", "tensordot", "_addmm_activation", "mkldnn_linear", "inner", "chain_matmul", "addr"),

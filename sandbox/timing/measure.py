@@ -60,6 +60,7 @@ class Judging(Protocol):
 
     def check_monitor(self, phase: str) -> dict[str, Any]: ...
 
+
 WARMUP = 3
 MIN_SAMPLES = 20
 CHECK_MIN_S = 2.0  # timed-output checks may always use this much of the phase
