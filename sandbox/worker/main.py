@@ -58,7 +58,7 @@ class Worker(CallPath, Counting):
         self.last_unchanged: bool | None = None
         self.kept: dict[str, Any] = {}  # candidate outputs kept by sandbox/check/refcheck.py (reference role)
         self.monitor: Any = None
-        self.opcount: Any = None  # sandbox/opcount.Counter in the candidate role, when the parent built it
+        self.opcount: Any = None  # sandbox/rules/opcount.Counter in the candidate role, when the parent built it
         self.opcount_error: str | None = None
         self.n_fetch = 0
         self.poison_bytes: list[int] = []
