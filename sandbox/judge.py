@@ -37,7 +37,7 @@ from sandbox.timing.measure import time_candidate
 from sandbox.verdict import Mode, Status, Verdict, tolerance_evidence
 from sandbox.worker import arenahint
 from sandbox.worker.arena import CANDIDATE_REGIONS, REGIONS, Arena
-from sandbox.worker.judgeenv import _errors_first, cache_root, environment, worker_limits  # noqa: F401 (used by prebuild, attribution)
+from sandbox.worker.judgeenv import _errors_first, cache_root, environment, worker_limits
 from sandbox.worker.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
 
 WARM_SEED = 12345  # public: the warm-up calls are never checked
