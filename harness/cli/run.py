@@ -236,13 +236,13 @@ def cli(
         task_globals=task_globals,
         command=["harness", *click.get_current_context().meta.get("harness.argv", ["run"])],
     )
-    from harness.runner.stop import RunInterrupted, sigterm_raises
+    from harness.runner.stop import RunInterrupted, stop_signals
 
     failed = []
     configs = seed_configs(cfg, seeds)
     for i, one in enumerate(configs):
         try:
-            with sigterm_raises():  # SIGTERM as SIGINT: the run is stored interrupted (runner/stop.py)
+            with stop_signals():  # SIGTERM as SIGINT, both latched: the run is stored interrupted (runner/stop.py)
                 report = run(one)
         except RunInterrupted as e:
             click.echo(f"harness: run {e.run_id} {e.reason}; stored as interrupted; resume with: "

@@ -46,7 +46,15 @@ from harness.runner import seedsteps
 from harness.runner.metering import make_meter, metered
 from harness.runner.resume import ResumedModel
 from harness.runner.stages import StageCountingModel, StageTally, proposal_stage
-from harness.runner.stop import OUTAGE, SIGNAL, OutageWatch, RunStop, RunStopped, signal_reason
+from harness.runner.stop import (
+    OUTAGE,
+    SIGNAL,
+    OutageWatch,
+    RunStop,
+    RunStopped,
+    raise_latched_signal,
+    signal_reason,
+)
 from harness.runner.tasks import task_context
 from harness.store import OpMetadata, Results, config_key, session_key, sha256_text
 from harness.tasksize import record_globals
@@ -131,6 +139,7 @@ class OpRunner:
         row = self.results.ensure_op(rid, task.name, task.sha256, OpMetadata.from_task(task))
         if row.status == "finished":
             return self._finished_result(task, row)
+        raise_latched_signal()  # a Ctrl-C whose first raise was dropped (stop.py) stops the run here
         if self.stop.stopped:  # the run stopped before this op began: it stays pending
             return OpResult(op=task.name, status="pending", error=self.stop.reason)
         self.results.start_op(rid, task.name)
@@ -307,6 +316,7 @@ class OpRunner:
         p = Proposal(source=cand.source)
         sessions: list[tuple[Verdict, int]] = []
         for i in range(max(1, self.s.final_sessions)):
+            raise_latched_signal()  # a dropped Ctrl-C (stop.py): no final judgement begins after it
             k = session_key(key, i)
             verdict, vid = self._judge_or_reuse(
                 task, p, config, k, cand.candidate_id, state, own_key=i > 0,

@@ -10,9 +10,14 @@ that stopped answering, or by SIGINT (Ctrl-C) / SIGTERM.
   replies; docs/llm.md "Outages") halts the run with kind ``outage``. Each op then final-judges
   the best valid kernel it found, keeps the full error, and is stored ``interrupted``.
 * A signal halts it with kind ``signal``: nothing more is judged (no final judgement), the op in
-  flight is stored ``interrupted``. SIGINT arrives as ``KeyboardInterrupt``; ``sigterm_raises()``
+  flight is stored ``interrupted``. SIGINT arrives as ``KeyboardInterrupt``; ``stop_signals()``
   makes SIGTERM raise ``Interrupted`` (a ``KeyboardInterrupt``) the same way. ``run()`` raises
   ``RunInterrupted`` (run id and reason) once the store says so; the CLI prints the resume command.
+* A signal is also latched: Python drops an exception raised where it cannot propagate (an
+  at-fork hook such as logging's, a ``__del__``, a weakref callback: "Exception ignored in ..."),
+  so a Ctrl-C landing there was lost and the run went on to the end (CI, 2026-11-26). Under
+  ``stop_signals()`` the handler records the signal first; the next ``RunStop.check()`` (each
+  evaluation and LLM call) or op start raises it again.
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ class RunStop:
     def check(self) -> None:
         if self._event.is_set():
             raise RunStopped(f"run stopped: {self.reason}")
+        raise_latched_signal()
 
 
 class OutageWatch(ModelWrapper):
@@ -95,22 +101,47 @@ def signal_reason(e: BaseException) -> tuple[str, int]:
     return "interrupted by SIGINT (Ctrl-C)", 130
 
 
+_latched: list[str] = []  # the signal a stop_signals() handler received (one per process)
+
+
+def raise_latched_signal() -> None:
+    """Raise again the stop signal received under ``stop_signals()``, in case its first raise was
+    dropped (an "Exception ignored in ..." context); nothing when none was received."""
+    if _latched:
+        name = _latched[0]
+        raise KeyboardInterrupt() if name == "SIGINT" else Interrupted(name)
+
+
 @contextlib.contextmanager
-def sigterm_raises() -> Iterator[None]:
-    """SIGTERM raises ``Interrupted`` in the main thread while the block runs (as SIGINT raises
-    ``KeyboardInterrupt``); nothing is changed outside the main thread."""
+def stop_signals() -> Iterator[None]:
+    """While the block runs: SIGTERM raises ``Interrupted`` in the main thread (as SIGINT raises
+    ``KeyboardInterrupt``), and either signal is latched for ``raise_latched_signal()``. Only in
+    the main thread, and SIGINT only where Python's own handler is installed (not under SIG_IGN)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def raise_interrupted(signum: int, frame: Any) -> None:
-        raise Interrupted(signal.Signals(signum).name)
+    def on_sigterm(signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
+        _latched[:] = _latched or [name]
+        raise Interrupted(name)
 
-    old = signal.signal(signal.SIGTERM, raise_interrupted)
+    def on_sigint(signum: int, frame: Any) -> None:
+        _latched[:] = _latched or ["SIGINT"]
+        signal.default_int_handler(signum, frame)
+
+    old_term = signal.signal(signal.SIGTERM, on_sigterm)
+    old_int = signal.getsignal(signal.SIGINT)
+    if old_int is signal.default_int_handler:
+        signal.signal(signal.SIGINT, on_sigint)
+    _latched.clear()
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGTERM, old_term)
+        if old_int is signal.default_int_handler:
+            signal.signal(signal.SIGINT, old_int)
+        _latched.clear()
 
 
 def resume_command(argv: Sequence[str], run_id: str | None, seed: int | None = None) -> str:

@@ -316,6 +316,40 @@ def test_ctrl_c_with_jobs_stops_the_ops_in_flight_without_final_judgements(tmp_p
     assert all(c[2] == "feedback" for c in judge.calls) and len(judge.calls) <= 3  # the 2 + one under way
 
 
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_stop_signal_whose_raise_python_dropped_still_stops_the_run(tmp_path, signame):
+    """CI, 2026-11-26: Ctrl-C landed in logging's at-fork hook, where Python prints "Exception
+    ignored in ..." and drops the KeyboardInterrupt; the run went on to the end. Under
+    ``stop_signals()`` (what ``harness run`` uses) the signal is latched: the handler's raise is
+    swallowed here as Python swallows it there, and the run stops at its next step, stored
+    interrupted with the signal's exit status, the op not begun left pending."""
+    import signal
+
+    from harness.runner.stop import RunInterrupted, stop_signals
+
+    class Dropped(Judge):
+        def __call__(self, task, source, config):
+            v = super().__call__(task, source, config)
+            if len(self.calls) == 2:
+                try:  # the installed handler, run where its exception cannot propagate
+                    signal.getsignal(getattr(signal, signame))(getattr(signal, signame), None)
+                except KeyboardInterrupt:
+                    pass
+            return v
+
+    judge = Dropped()
+    with stop_signals(), pytest.raises(RunInterrupted) as e:
+        run(RunConfig(method="endless", ops=["relu", "softmax"], budget=Budget(evaluations=4),
+                      results=tmp_path, run_id="d", progress=False), judge=judge)
+    assert (e.value.run_id, e.value.exit_code) == ("d", 130 if signame == "SIGINT" else 143)
+    assert len(judge.calls) == 2  # nothing judged after the dropped signal: no trial 3, no final
+    res = Results.open(tmp_path)
+    assert res.get_run("d").status == "interrupted"
+    assert {o.op: o.status for o in res.list_ops("d")} in ({"relu": "interrupted"},
+                                                          {"relu": "interrupted", "softmax": "pending"})
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handlers are put back
+
+
 def test_set_globals_reach_the_judged_task_the_run_config_and_every_verdict(tmp_path):
     """``harness run --set DIM=64``: the judge gets relu with DIM=64 (every profile), the run records
     the values, each stored verdict carries them (``evidence["task_globals"]``)."""
