@@ -12,6 +12,13 @@ the judge finds the extension in that node's build cache. Results come back to t
 (the process that owns the results store); the store is never written by Ray workers. Ray
 re-runs a task whose worker or node died (``max_retries``); a candidate's failure is a
 verdict, not an exception, so it is never retried.
+
+On a cluster of several nodes (docs/executors.md, "A Ray cluster"): builds are spread over the
+nodes (``SPREAD``), each node builds into its own build cache (its own ``HARNESS_CACHE``; the
+driver's is passed on only to a Ray it starts itself), and the judge follows its build. Every
+node is checked when the executor starts, and every task's node again, against the driver's
+judging code, torch and (for GPU judgements) one GPU model per run (harness/executors/raynode.py);
+each verdict records the nodes that built and judged it (``evidence.executor``).
 """
 
 from __future__ import annotations
@@ -42,20 +49,30 @@ def _maybe_cuts(config: EvalConfig, cuts: bool) -> None:
     _CUTS_DONE = True
 
 
-def _build_task(task: Task, source: str, config: EvalConfig, cuts: bool) -> tuple[Any, str]:
+def _node() -> Any:
     import ray
 
+    from harness.executors.raynode import identity
+
+    return identity(ray.get_runtime_context().get_node_id())
+
+
+def _build_task(task: Task, source: str, config: EvalConfig, cuts: bool) -> tuple[Any, Any]:
     from sandbox.contract import prebuild
 
     _maybe_cuts(config, cuts)
-    return prebuild(task, source, config), ray.get_runtime_context().get_node_id()
+    return prebuild(task, source, config), _node()
 
 
-def _judge_task(task: Task, source: str, config: EvalConfig, cuts: bool) -> Verdict:
+def _judge_task(task: Task, source: str, config: EvalConfig, cuts: bool) -> tuple[Verdict, Any]:
     from sandbox.contract import evaluate
 
     _maybe_cuts(config, cuts)
-    return evaluate(task, source, config)
+    return evaluate(task, source, config), _node()
+
+
+def _probe_task() -> Any:
+    return _node()
 
 
 class RayExecutor:
@@ -72,7 +89,9 @@ class RayExecutor:
         self.stats = ExecutorStats()
         self.compile_cuts = compile_cuts
         env_vars = {"PYTHONPATH": os.pathsep.join(p for p in (REPO_ROOT, os.environ.get("PYTHONPATH")) if p)}
-        for k in ("HARNESS_CACHE", "TORCH_CUDA_ARCH_LIST"):
+        # a cluster's nodes keep their own build caches (their HARNESS_CACHE): only a Ray this
+        # process starts shares the driver's
+        for k in ("TORCH_CUDA_ARCH_LIST",) if address else ("HARNESS_CACHE", "TORCH_CUDA_ARCH_LIST"):
             if os.environ.get(k):
                 env_vars[k] = os.environ[k]
         from harness.executors.local import default_judges_per_device, default_timing_devices
@@ -94,9 +113,34 @@ class RayExecutor:
             ray.init(**kw)
         self.judges_per_gpu = max(1, int(os.environ.get("KH_JUDGES_PER_DEVICE") or default_judges_per_device(devices)))
         # the cuts run where the work runs: once per Ray worker process (_maybe_cuts)
-        self._build = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_build_task)
+        # builds spread over the nodes (Ray's default packs the driver's node first)
+        self._build = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, scheduling_strategy="SPREAD")(_build_task)
         self._judge = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(_judge_task)
+        from harness.executors.raynode import driver_identity
+
+        self._me = driver_identity()
+        self._gpus: dict[str, str] = {}  # GPU model -> the first node that judged on it
+        self.nodes = self._check_nodes()
         self._driver = ThreadPoolExecutor(driver_threads, thread_name_prefix="kh-ray")
+
+    def _check_nodes(self) -> list[Any]:
+        """Every alive node's identity, each checked against the driver (NodeMismatch names the
+        first that differs); a Ray started here is checked too (its one node is this machine)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from harness.executors.raynode import check
+
+        probe = self.ray.remote(num_cpus=0, max_retries=MAX_RETRIES)(_probe_task)
+        alive = [n["NodeID"] for n in self.ray.nodes() if n.get("Alive")]
+        found = self.ray.get([probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=n, soft=False))
+                              .remote() for n in alive], timeout=600)
+        try:
+            for node in found:
+                check(self._me, node)
+        except Exception:
+            self.close()
+            raise
+        return found
 
     def submit(self, task: Task, source: str, config: EvalConfig) -> Future[Verdict]:
         self.stats.mark_submit()
@@ -109,10 +153,16 @@ class RayExecutor:
         ray = self.ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+        from harness.executors.raynode import check
+
         try:
-            res, node = ray.get(self._build.remote(task, source, config, self.compile_cuts))
+            res, built_on = ray.get(self._build.remote(task, source, config, self.compile_cuts))
         except Exception:  # noqa: BLE001 - build infrastructure failed after retries: judge decides
-            res, node = None, None
+            res, built_on = None, None
+        if built_on is not None:
+            check(self._me, built_on)
+        node = built_on.node_id if built_on is not None else None
+        where = {"build_node": built_on.short() if built_on is not None else None}
         with self.stats.lock:
             if res is not None and res.builds:
                 self.stats.build_compile_s.append(res.compile_s)
@@ -124,7 +174,7 @@ class RayExecutor:
             else:
                 self.stats.not_built += 1
         if res is not None and res.outcome == "compile_error" and res.verdict is not None:
-            res.verdict.evidence.setdefault("executor", {"name": self.name, "timing_slot": False})
+            res.verdict.evidence.setdefault("executor", {"name": self.name, "timing_slot": False, **where})
             self.stats.mark_done()
             return res.verdict
         # a share of a GPU: several judge tasks start their workers on one GPU while one of them
@@ -134,7 +184,7 @@ class RayExecutor:
             opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=True)
         t0 = time.monotonic()
         try:
-            v = ray.get(self._judge.options(**opts).remote(task, source, config, self.compile_cuts))
+            v, judged_on = ray.get(self._judge.options(**opts).remote(task, source, config, self.compile_cuts))
         except ray.exceptions.RayTaskError as e:  # CandidateError / TaskError raised in the task
             cause = getattr(e, "cause", None)
             raise (cause if isinstance(cause, BaseException) else e) from None
@@ -143,7 +193,10 @@ class RayExecutor:
                 self.stats.busy_s += time.monotonic() - t0
                 self.stats.judged += 1
             self.stats.mark_done()
-        v.evidence.setdefault("executor", {"name": self.name, "prebuild": getattr(res, "outcome", None)})
+        with self.stats.lock:  # a node that differs from the run refuses the verdict (raynode.py)
+            check(self._me, judged_on, self._gpus if config.device.startswith("cuda") else None)
+        v.evidence.setdefault("executor", {"name": self.name, "prebuild": getattr(res, "outcome", None),
+                                           **where, "judge_node": judged_on.short()})
         return v
 
     def summary(self) -> dict[str, Any]:
@@ -152,7 +205,8 @@ class RayExecutor:
         return s
 
     def close(self) -> None:
-        self._driver.shutdown(wait=True)
+        if hasattr(self, "_driver"):
+            self._driver.shutdown(wait=True)
         if self._own:
             self.ray.shutdown()
 

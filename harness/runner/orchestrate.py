@@ -124,6 +124,14 @@ def run(
     run_id = cfg.run_id or new_run_id(method_name)
     from harness.llm.factory import spec_is_offline
 
+    executor = None  # made before the run is stored: one that cannot start leaves no run behind
+    if judge is None and cfg.executor != "serial":
+        from harness.executors import make_executor
+
+        executor = make_executor(cfg.executor, ray_address=cfg.ray_address,
+                                 compile_workers=cfg.compile_workers,
+                                 compile_cuts=cfg.device.startswith("cuda"))
+        judge = executor.judge
     spec = RunSpec(
         method=method_name,
         llm=cfg.llm,
@@ -137,6 +145,7 @@ def run(
             "method_options": cfg.method_options,
             "sandbox": cfg.sandbox,
             "jobs": cfg.jobs,
+            **({"executor": executor_record(cfg, executor)} if executor is not None else {}),
             "eval_overrides": cfg.eval_overrides,
             "llm_effective": llm_for_seed(cfg.llm, cfg.seed),
             "ops": [t.name for t in tasks],
@@ -149,7 +158,12 @@ def run(
         run_id=run_id,
         rules=cfg.rules,
     )
-    info = results.create_run(spec)
+    try:
+        info = results.create_run(spec)
+    except BaseException:
+        if executor is not None:
+            executor.close()
+        raise
     if model is None:
         from harness.llm.factory import make_model
 
@@ -173,14 +187,6 @@ def run(
     planned = getattr(method, "planned_trials", None)  # optional: methods that stop early
     per_op = min(budget.evaluations, int(planned(budget))) if planned else budget.evaluations
     progress = Progress([t.name for t in tasks], per_op, stream=stream, enabled=cfg.progress, jobs=cfg.jobs)
-    executor = None
-    if judge is None and cfg.executor != "serial":
-        from harness.executors import make_executor
-
-        executor = make_executor(cfg.executor, ray_address=cfg.ray_address,
-                                 compile_workers=cfg.compile_workers,
-                                 compile_cuts=cfg.device.startswith("cuda"))
-        judge = executor.judge
     stop = RunStop()
     runner = OpRunner(results, method, model, settings, judge=judge, progress=progress, stop=stop)
     if cfg.progress:
@@ -224,6 +230,18 @@ def run(
     else:
         results.finish_run(info.run_id, error=f"{len(failed)} op(s) failed" if failed else None)
     return RunReport(run_id=info.run_id, results_path=results.path, ops=op_results, stopped=stop.reason)
+
+
+def executor_record(cfg: RunConfig, executor: Any) -> dict[str, Any]:
+    """What the run records of its executor: the name, the Ray address and the cluster's nodes."""
+    out: dict[str, Any] = {"name": cfg.executor}
+    if cfg.executor == "ray":
+        out["ray_address"] = cfg.ray_address
+        out["nodes"] = [{"node": n.short(), "gpu": n.gpu, "torch": n.torch, "judge_code": n.judge_code[:16]}
+                        for n in getattr(executor, "nodes", [])]
+    elif cfg.compile_workers:
+        out["compile_workers"] = cfg.compile_workers
+    return out
 
 
 def run_tasks(cfg: RunConfig) -> list[Any]:
