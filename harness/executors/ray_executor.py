@@ -13,7 +13,7 @@ the judge finds the extension in that node's build cache. Results come back to t
 re-runs a task whose worker or node died (``max_retries``); a candidate's failure is a
 verdict, not an exception, so it is never retried.
 
-On a cluster of several nodes (docs/executors.md, "A Ray cluster"): builds are spread over the
+On a cluster of several nodes (docs/performance.md, "Ray: multi-node setup"): builds are spread over the
 nodes (``SPREAD``), each node builds into its own build cache (its own ``HARNESS_CACHE``; the
 driver's is passed on only to a Ray it starts itself), and the judge follows its build. Every
 node is checked when the executor starts, and every task's node again, against the driver's

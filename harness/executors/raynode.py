@@ -6,7 +6,7 @@ driver's is not comparable with the others in the run, so every build and judge 
 node's identity (``NodeIdentity``) and the driver refuses a node whose judging code or torch
 differs from its own (``check``), naming the node, what differs and the fix. A run whose judge
 nodes have different GPU models is refused too: one run's timings are of one GPU model
-(docs/executors.md, "A Ray cluster").
+(docs/performance.md, "Ray: multi-node setup").
 
 The judging code is every file of ``sandbox/`` (the evaluator, its rules, workers and native
 helpers), hashed by relative path and content: the same commit at any path gives the same hash,
@@ -59,8 +59,9 @@ def _code() -> str:
     return judge_code_hash()
 
 
+@functools.lru_cache(maxsize=4)
 def identity(node_id: str) -> NodeIdentity:
-    """This process's node (called inside a Ray task). Leaves CUDA untouched: the GPU's name is
+    """This process's node (called inside a Ray task; once a process). Leaves CUDA untouched: the GPU's name is
     ``nvidia-smi``'s (the judge's parent process stays CUDA-free, sandbox/machine.py)."""
     from sandbox.machine import fingerprint
 
