@@ -183,7 +183,7 @@ class Judge(Checks):
         sha = opcount.file_sha256(self.opcount_path) if self.opcount_path else None
         rep, rtt = self.cand.request("import", candidate_path=path, hidden=hidden, opcount=self.opcount_path,
                                      opcount_sha256=sha)
-        here = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks")}
+        here = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks", "slim", "slim_fallbacks")}
         self.v.durations_s["compile"] = round(self.v.durations_s.get("compile", 0.0) + float(rep.get("compile_s", 0.0)), 3)
         self.v.durations_s["import"] = round(rtt / 1e9, 3)
         if "build" in self.v.evidence:  # the build worker built it (sandbox/build/buildphase.py)

@@ -10,6 +10,11 @@
   (load_inline already includes ``<torch/types.h>``); a source that needs the full header is
   built again unchanged (``sandbox.build.buildcache.lite_cuda_sources``). nvcc parses torch's headers
   three times per CUDA source, so this is the cut that reaches the nvcc half of a build.
+* ``KH_BUILD_SLIM=1``: before that, a CUDA build is tried with the headers its code can use
+  (``sandbox/build/slim.py``): ``ATen/core/Tensor.h`` and the ATen operators it calls for
+  ``cuda.cu``, pybind and the tensor casters for a ``main.cpp`` of plain declarations. About half
+  the nvcc time and a third of main.cpp's on the development box; a source that does not build
+  so goes on to the lite cut, then to the stock build.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ class CutsApplied:
     arch_list: str | None = None  # what TORCH_CUDA_ARCH_LIST was set to (None: left alone)
     pch: bool = False
     lite: bool = False  # KH_BUILD_LITE: CUDA sources tried without torch/extension.h
+    slim: bool = False  # KH_BUILD_SLIM: CUDA builds tried with the headers their code uses first
     pch_build_s: float = 0.0
     note: str = ""
 
@@ -43,9 +49,12 @@ def present_arch_list() -> str | None:
     return ";".join(f"{a}.{b}" for a, b in caps) or None
 
 
-def apply_compile_cuts(pch: bool = True, arch: bool = True, lite: bool = True) -> CutsApplied:
+def apply_compile_cuts(pch: bool = True, arch: bool = True, lite: bool = True, slim: bool = True) -> CutsApplied:
     """Set the environment the sandboxed workers inherit; return what was applied."""
     out = CutsApplied()
+    if slim:
+        os.environ["KH_BUILD_SLIM"] = "1"
+        out.slim = True
     if lite:
         os.environ["KH_BUILD_LITE"] = "1"
         out.lite = True

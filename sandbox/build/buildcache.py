@@ -29,8 +29,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sandbox.build.slim import STOCK_MAIN, slim_sources
+
 STATS: dict[str, Any] = {"compile_s": 0.0, "builds": 0, "hits": 0, "in_build": False, "lite": 0,
-                         "lite_fallbacks": 0}
+                         "lite_fallbacks": 0, "slim": 0, "slim_fallbacks": 0}
 ACTIVE: list[str] = []  # paths of the build in progress: the only cache paths Python may write
 
 
@@ -194,6 +196,7 @@ def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = 
     pch_read_only(ce)
 
     lite = os.environ.get("KH_BUILD_LITE") == "1"
+    slim = os.environ.get("KH_BUILD_SLIM") == "1"
 
     class _CutFailed(Exception):
         pass
@@ -268,6 +271,20 @@ def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = 
         payload = {"cpp": cpp_sources, "cuda": cuda_sources,
                    **{k: v for k, v in params.items() if k != "verbose"}}
         is_py = params.get("is_python_module", True)
+        slimmed = slim_sources(cpp_sources, cuda_sources) if slim and not params.get("no_implicit_headers") else None
+        if slimmed is not None:  # KH_BUILD_SLIM: the headers the code can use (sandbox/build/slim.py)
+            s_cpp, s_cuda = slimmed
+            s_params = {**params, "no_implicit_headers": True}
+            if s_cpp[0] != STOCK_MAIN:
+                s_params.pop("use_pch", None)  # main.cpp no longer includes the precompiled header
+            try:
+                mod = cached("inline", {**payload, "cpp": s_cpp, "cuda": s_cuda, "cut": "slim-v1"},
+                             lambda n, d: orig_inline(n, s_cpp, s_cuda, build_directory=d, **s_params),
+                             is_py, cut=True)
+                STATS["slim"] += 1
+                return mod
+            except _CutFailed:
+                STATS["slim_fallbacks"] += 1
         cut_cuda = lite_cuda_sources(cuda_sources) if lite else None
         if cut_cuda is not None:  # KH_BUILD_LITE: try without torch/extension.h first
             try:
@@ -296,6 +313,8 @@ def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = 
         is_py = params.get("is_python_module", True) and not params.get("is_standalone", False)
         return cached("load", payload, lambda n, d: orig_load(n, sources, build_directory=d, **params), is_py)
 
+    load_inline.__wrapped__ = orig_inline  # type: ignore[attr-defined]  # its signature, for slim.py
+    load.__wrapped__ = orig_load  # type: ignore[attr-defined]
     ce.load_inline = load_inline
     ce.load = load
     import torch.utils

@@ -88,7 +88,7 @@ def _compile_error_verdict(task: Task, source: str, config: EvalConfig, rep: dic
     v.environment = environment(config.device, isolation)
     v.durations_s["compile"] = round(float(rep.get("compile_s", 0.0)), 3)
     v.durations_s["import"] = round(rtt_s, 3)
-    v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks")}
+    v.evidence["build"] = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks", "slim", "slim_fallbacks")}
     v.evidence["prebuilt"] = True  # decided by the build worker; no timing slot was used
     if rep.get("error"):
         v.logs = _errors_first(rep["error"])
@@ -147,7 +147,7 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
         rep, rtt = w.request("import", candidate_path=path, hidden=list(config.hidden_paths))
         res = BuildResult("built", compile_s=float(rep.get("compile_s", 0.0) or 0.0),
                           builds=int(rep.get("builds") or 0), cache_hits=int(rep.get("cache_hits") or 0),
-                          extra={k: rep.get(k) for k in ("lite", "lite_fallbacks")})
+                          extra={k: rep.get(k) for k in ("lite", "lite_fallbacks", "slim", "slim_fallbacks")})
         if not rep.get("ok"):
             if rep.get("kind") == "compile_error":
                 res.outcome = "compile_error"

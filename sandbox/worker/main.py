@@ -215,7 +215,8 @@ class Worker(CallPath, Counting):
         return {"ok": True, "import_s": time.perf_counter() - t0,
                 "compile_s": buildcache.STATS["compile_s"], "builds": buildcache.STATS["builds"],
                 "cache_hits": buildcache.STATS["hits"], "lite": buildcache.STATS["lite"],
-                "lite_fallbacks": buildcache.STATS["lite_fallbacks"]}
+                "lite_fallbacks": buildcache.STATS["lite_fallbacks"],
+                "slim": buildcache.STATS["slim"], "slim_fallbacks": buildcache.STATS["slim_fallbacks"]}
 
     def arena_map(self, req: dict[str, Any]) -> dict[str, Any]:
         """Map the arena's regions (their fds follow the request, SCM_RIGHTS), or remap the ones

@@ -31,7 +31,7 @@ ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUD
              "TORCH_CUDA_ARCH_LIST", "LD_LIBRARY_PATH", "MAX_JOBS", "CC", "CXX", "NVCC_CCBIN",
              "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NVIDIA_VISIBLE_DEVICES", "TRITON_PTXAS_PATH",
              "CPATH", "LIBRARY_PATH", "VIRTUAL_ENV", "TZ",
-             "KH_BUILD_PCH", "KH_BUILD_LITE")  # compile cuts: additive, see docs/performance.md
+             "KH_BUILD_PCH", "KH_BUILD_LITE", "KH_BUILD_SLIM")  # compile cuts: additive, see docs/performance.md
 ENV_DENY = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH")
 _DEBUG = bool(os.environ.get("KH_DEBUG"))
 REPO_ROOT = str(Path(__file__).resolve().parents[2])
