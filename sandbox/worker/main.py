@@ -212,11 +212,9 @@ class Worker(CallPath, Counting):
             mon.phase = "run"
         self._own_refresh(force=True)  # before the collection: the modules it made are young objects
         gc.collect()  # the import's garbage, while candidate code may still run (its import)
-        return {"ok": True, "import_s": time.perf_counter() - t0,
-                "compile_s": buildcache.STATS["compile_s"], "builds": buildcache.STATS["builds"],
-                "cache_hits": buildcache.STATS["hits"], "lite": buildcache.STATS["lite"],
-                "lite_fallbacks": buildcache.STATS["lite_fallbacks"],
-                "slim": buildcache.STATS["slim"], "slim_fallbacks": buildcache.STATS["slim_fallbacks"]}
+        st = buildcache.STATS
+        return {"ok": True, "import_s": time.perf_counter() - t0, "cache_hits": st["hits"],
+                **{k: st[k] for k in ("compile_s", "builds", "lite", "lite_fallbacks", "slim", "slim_fallbacks")}}
 
     def arena_map(self, req: dict[str, Any]) -> dict[str, Any]:
         """Map the arena's regions (their fds follow the request, SCM_RIGHTS), or remap the ones
