@@ -63,4 +63,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              "end, lighter headers, a PCH) and CPU-count builds at once (issue 27)",
              _py("compile_breakdown.py", "--out", "{out}", "--jobs", "cpus", "--parallel", "3", "--deadline-s", "500"),
              590, summary="summary.txt"),
+    Scenario("slim", "the slim compile cut: the conformance CUDA rows judged with it (verdicts as expected) and "
+             "every CUDA kernel's compile CPU seconds slim and as before (issue 27)", _sh("gpu_slim.sh"), 590,
+             summary="summary.txt"),
 )}

@@ -49,7 +49,7 @@ def judge(row: Row, rules: str, timing_s: float) -> dict:
                "accommodations": v.evidence.get("accommodations"), "logs": "" if ok else v.logs[-1500:],
                # the build order (sandbox/build/buildphase.py) and where the time went
                "build_apart": v.evidence.get("build_apart"), "durations_s": v.durations_s,
-               "check_bg_us": v.evidence.get("check_bg_us")}
+               "check_bg_us": v.evidence.get("check_bg_us"), "build": v.evidence.get("build")}
     except Exception as e:  # noqa: BLE001 - an evaluator crash is a disagreement, reported
         ok, rec = False, {"status": "crash", "rule": None, "message": f"{type(e).__name__}: {e}"[:500]}
     return {"kernel": row.kernel, "task": row.task, "rules": rules, "expected": getattr(row, rules),
