@@ -63,7 +63,7 @@ def _code() -> str:
 def identity(node_id: str) -> NodeIdentity:
     """This process's node (called inside a Ray task; once a process). Leaves CUDA untouched: the GPU's name is
     ``nvidia-smi``'s (the judge's parent process stays CUDA-free, sandbox/machine.py)."""
-    from sandbox.machine import fingerprint
+    from sandbox.contract import fingerprint
 
     m = fingerprint(torch=True, gpus=False, smi=True)
     return NodeIdentity(node_id=node_id, host=m.hostname, judge_code=_code(), torch=m.torch or "missing",
@@ -72,7 +72,7 @@ def identity(node_id: str) -> NodeIdentity:
 
 def driver_identity() -> NodeIdentity:
     """The driver's side of the comparison (its GPU is not compared: it need not have one)."""
-    from sandbox.machine import fingerprint
+    from sandbox.contract import fingerprint
 
     m = fingerprint(torch=True, gpus=False, smi=False)
     return NodeIdentity(node_id="driver", host=m.hostname, judge_code=_code(), torch=m.torch or "missing",

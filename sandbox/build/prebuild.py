@@ -25,16 +25,16 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sandbox.lane import quiet
 from sandbox.config import EvalConfig
 from sandbox.errors import CandidateError
+from sandbox.lane import quiet
 from sandbox.verdict import Status, Verdict
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from sandbox.intake.task import Task
     from sandbox.build.tiers import WorkTier
+    from sandbox.intake.task import Task
 
 BUILD_NICENESS = 19  # build workers take only CPU time that judgements leave
 MEMO_S = 3600.0  # how long a build worker's "built" stands in for the judge's own (issue 16)
@@ -107,11 +107,11 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
     from sandbox.build import buildcache, tiers
     from sandbox.intake import scan
     from sandbox.intake.candidate import entry_point
+    from sandbox.intake.task import Task, load_task
     from sandbox.isolation import Limits, get_launcher
     from sandbox.isolation.process import outer_uid
     from sandbox.worker.judgeenv import cache_root
     from sandbox.worker.session import WorkerDied, WorkerSession
-    from sandbox.intake.task import Task, load_task
 
     config = config or EvalConfig()
     if not isinstance(task, Task):

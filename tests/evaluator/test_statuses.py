@@ -43,10 +43,11 @@ def test_build_cache_second_evaluation_does_not_recompile(first_cpp, cache_dir):
     first one's build from the cache."""
     b = first_cpp.evidence["build"]
     assert b["builds"] + b["cache_hits"] == 1  # built once, or found built
-    assert b["lite"] == 0 and b["lite_fallbacks"] == 0  # the CUDA header cut leaves C++ sources alone
+    assert b["lite"] == b["lite_fallbacks"] == b["slim"] == b["slim_fallbacks"] == 0  # the CUDA cuts leave C++ alone
     second = run(CPP_ADD, build_dir=cache_dir)
     assert second.status is Status.VALID, second.message
-    assert second.evidence["build"] == {"builds": 0, "cache_hits": 1, "lite": 0, "lite_fallbacks": 0}
+    assert second.evidence["build"] == {"builds": 0, "cache_hits": 1, "lite": 0, "lite_fallbacks": 0, "slim": 0,
+                                        "slim_fallbacks": 0}
     assert second.durations_s["compile"] == 0.0
 
 
