@@ -113,6 +113,7 @@ def _files_payload(sources: Any) -> list[tuple[str, str]]:
 
 
 _PCH_GUARD = threading.Lock()
+_NOT_BUILT = object()  # a cut tier whose build failed (load_inline itself may return None)
 
 
 class _WouldBuildPch(Exception):
@@ -271,30 +272,30 @@ def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = 
         payload = {"cpp": cpp_sources, "cuda": cuda_sources,
                    **{k: v for k, v in params.items() if k != "verbose"}}
         is_py = params.get("is_python_module", True)
+        def cut_tier(name: str, cut: str, cpp: Any, cuda: Any, kw: dict[str, Any]) -> Any:
+            """The build of these cut sources, or _NOT_BUILT when they do not build (remembered)."""
+            try:
+                mod = cached("inline", {**payload, "cpp": cpp, "cuda": cuda, "cut": cut},
+                             lambda n, d: orig_inline(n, cpp, cuda, build_directory=d, **kw), is_py, cut=True)
+            except _CutFailed:
+                STATS[f"{name}_fallbacks"] += 1
+                return _NOT_BUILT
+            STATS[name] += 1
+            return mod
+
         slimmed = slim_sources(cpp_sources, cuda_sources) if slim and not params.get("no_implicit_headers") else None
         if slimmed is not None:  # KH_BUILD_SLIM: the headers the code can use (sandbox/build/slim.py)
-            s_cpp, s_cuda = slimmed
             s_params = {**params, "no_implicit_headers": True}
-            if s_cpp[0] != STOCK_MAIN:
+            if slimmed[0][0] != STOCK_MAIN:
                 s_params.pop("use_pch", None)  # main.cpp no longer includes the precompiled header
-            try:
-                mod = cached("inline", {**payload, "cpp": s_cpp, "cuda": s_cuda, "cut": "slim-v1"},
-                             lambda n, d: orig_inline(n, s_cpp, s_cuda, build_directory=d, **s_params),
-                             is_py, cut=True)
-                STATS["slim"] += 1
+            mod = cut_tier("slim", "slim-v1", *slimmed, s_params)
+            if mod is not _NOT_BUILT:
                 return mod
-            except _CutFailed:
-                STATS["slim_fallbacks"] += 1
         cut_cuda = lite_cuda_sources(cuda_sources) if lite else None
         if cut_cuda is not None:  # KH_BUILD_LITE: try without torch/extension.h first
-            try:
-                mod = cached("inline", {**payload, "cuda": cut_cuda, "cut": "no-extension-h"},
-                             lambda n, d: orig_inline(n, cpp_sources, cut_cuda, build_directory=d, **params),
-                             is_py, cut=True)
-                STATS["lite"] += 1
+            mod = cut_tier("lite", "no-extension-h", cpp_sources, cut_cuda, params)
+            if mod is not _NOT_BUILT:
                 return mod
-            except _CutFailed:
-                STATS["lite_fallbacks"] += 1
         return cached(
             "inline", payload,
             lambda n, d: orig_inline(n, cpp_sources, cuda_sources, build_directory=d, **params),
