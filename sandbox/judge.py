@@ -35,10 +35,16 @@ from sandbox.rules.kernelowners import prewarm as _prewarm_kernel_names
 from sandbox.timing import baselinebook, sol
 from sandbox.timing.measure import time_candidate
 from sandbox.verdict import Mode, Status, Verdict, tolerance_evidence
-from sandbox.worker import arenahint
-from sandbox.worker.arena import CANDIDATE_REGIONS, REGIONS, Arena
+from sandbox.worker import arenahint, arenasetup
+from sandbox.worker.arena import Arena
 from sandbox.worker.judgeenv import _errors_first, cache_root, environment, worker_limits
-from sandbox.worker.session import CallTimeout, ProtocolViolation, WorkerDied, WorkerSession
+from sandbox.worker.session import (
+    CallTimeout,
+    DeviceArenaFailed,
+    ProtocolViolation,
+    WorkerDied,
+    WorkerSession,
+)
 
 WARM_SEED = 12345  # public: the warm-up calls are never checked
 SETUP_FLOOR_S, SETUP_MULT = 10.0, 3.0  # a setup after the warm-up: max(floor, mult x the warm-up's at that profile)
@@ -126,10 +132,7 @@ class Judge(Checks):
             raise SandboxUnavailable(f"{e}\n(a worker did not start before any candidate code ran in it: "
                                      "a problem of this machine or of the jail, not of the candidate; "
                                      "`harness doctor` checks the jail)") from e
-        self.arena = Arena()  # made here, outside the jails; the candidate never gets ref_in
-        self.v.evidence["arena_presized"] = arenahint.presize(self.arena, self.ref.persist, ram // 4)
-        self.ref.attach_arena(self.arena, REGIONS)
-        self.cand.attach_arena(self.arena, CANDIDATE_REGIONS)
+        self.arena = arenasetup.attach(self.ref, self.cand, self.cfg.device, ram, self.v.evidence)
         self.v.environment = environment(self.cfg.device, self.cand.isolation)
         if self.cfg.device.startswith("cuda"):  # asked of the worker: no CUDA context in the parent
             info, _ = self.ref.request("device_name")
@@ -330,9 +333,11 @@ class Judge(Checks):
         if req:
             self.v.evidence["requests"] = req  # [count, seconds] per worker request (parent clock)
         if self.arena is not None:  # region sizes, and whether each worker's mapping is pinned (CUDA)
-            self.v.evidence["arena"] = {"sizes": dict(self.arena.sizes),
+            self.v.evidence["arena"] = {"sizes": dict(self.arena.sizes), "device": self.arena.device,
                                         **{w.role: w.arena_info.get("pinned") for w in (self.ref, self.cand)
                                            if w is not None}}
+            if self.cand is not None and "readonly" in self.cand.arena_info:
+                self.v.evidence["arena"]["readonly"] = self.cand.arena_info["readonly"]
             arenahint.remember(self.arena, self.ref.persist if self.ref is not None else None)
         t = time.monotonic()
         try:
@@ -368,6 +373,8 @@ def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
             j.v.status, j.v.rule, j.v.message = Status.REJECTED, rules.RESULT_CHANNEL, str(e)
         except ReferenceFailed as e:
             ref_failure = str(e)
+        except DeviceArenaFailed as e:  # a region grown mid-judgement (the candidate may hold the memory)
+            ref_failure = f"{j.task.path}: the reference worker could not grow the arena in device memory: {e}"
         except WorkerDied as e:
             if j.ref is not None and "reference" in str(e) and not e.timed_out:
                 ref_failure = f"{j.task.path}: the reference worker died: {e}\n{j.ref.log_tail()[-2000:]}"

@@ -36,23 +36,43 @@ MAX_ENTRIES = 64
 
 
 class Arena:
-    """The parent's side: one memfd per region, grown (never shrunk) as sizes become known."""
+    """The parent's side: one memfd per region, grown (never shrunk) as sizes become known.
 
-    def __init__(self) -> None:
-        self.fds = {r: os.memfd_create(f"kh-arena-{r}", os.MFD_CLOEXEC) for r in REGIONS}
+    ``device=True`` (a GPU judgement, sandbox/worker/devarena.py): the regions are device memory
+    the reference worker makes and exports; the parent only keeps their sizes and the exported
+    fds of ``cand_in`` and ``out`` (``adopt``), each with a generation the candidate's session
+    compares to know when to map a region again. ``owner``: the reference's session."""
+
+    def __init__(self, device: bool = False) -> None:
+        self.device = device
+        self.fds: dict[str, int] = {} if device else {
+            r: os.memfd_create(f"kh-arena-{r}", os.MFD_CLOEXEC) for r in REGIONS}
         self.sizes = dict.fromkeys(REGIONS, 0)
+        self.gen = dict.fromkeys(REGIONS, 0)
+        self.owner: Any = None
 
     def ensure(self, region: str, nbytes: int) -> bool:
         """Make ``region`` at least ``nbytes`` long; True when it grew (workers must remap)."""
         if nbytes <= self.sizes[region]:
             return False
         size = -(-nbytes // GRAIN) * GRAIN
-        os.ftruncate(self.fds[region], size)
+        if not self.device:
+            os.ftruncate(self.fds[region], size)
         self.sizes[region] = size
         return True
 
+    def adopt(self, names: list[str], fds: list[int]) -> None:
+        """Device arena: the fds the reference worker exported for ``names`` (re)made."""
+        for n, fd in zip(names, fds, strict=True):
+            old = self.fds.pop(n, None)
+            if old is not None:
+                os.close(old)
+            self.fds[n] = fd
+            self.gen[n] += 1
+
     def total(self, regions: tuple[str, ...]) -> int:
-        return sum(self.sizes[r] for r in regions)
+        """Host bytes the regions take in a worker that maps them (none for device memory)."""
+        return 0 if self.device else sum(self.sizes[r] for r in regions)
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -74,8 +94,21 @@ class Mapping:
         self.u8: dict[str, Any] = {}  # region -> uint8 tensor over the whole mapping
         self.pinned: dict[str, bool] = {}
         self._maps: dict[str, Any] = {}
+        self.device_mode = False  # regions in device memory (sandbox/worker/devarena.py)
+        self.readonly: dict[str, bool] = {}  # device mode, candidate: which regions it maps read-only
+
+    def reset(self) -> None:
+        """Drop every region (a switch between host and device memory)."""
+        for n in list(self.u8):
+            self._drop(n)
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds, self.sizes, self.u8, self.readonly = {}, {}, {}, {}
 
     def adopt(self, names: list[str], fds: list[int]) -> None:
+        if self.device_mode:  # the judgement fell back to host memory
+            self.reset()
+            self.device_mode = False
         for n, fd in zip(names, fds, strict=True):
             if n in self.fds or n not in REGIONS:
                 os.close(fd)
@@ -125,6 +158,11 @@ class Mapping:
         if u8 is None:
             raise ArenaTooSmall(n, 1)
         return u8
+
+
+class DeviceArenaFailed(RuntimeError):
+    """The arena could not be made, exported or mapped in device memory (sandbox/worker/devarena.py):
+    at a judgement's start the host arena is used instead (sandbox/worker/arenasetup.py)."""
 
 
 class ArenaTooSmall(Exception):
@@ -293,10 +331,8 @@ def read_outputs(torch: Any, entries: Any, u8: Any | None, device: Any, limit: i
         if nbytes == 0:
             out.append(torch.empty(shape, dtype=dt, device=device))
             continue
-        flat = u8[off:off + nbytes]
-        if torch.device(device).type == "cpu":
-            flat = flat.clone()
-        out.append(flat.to(device).view(dt).reshape(shape))
+        # a private copy, also where the region is on ``device`` already (a device arena)
+        out.append(u8[off:off + nbytes].to(device, copy=True).view(dt).reshape(shape))
     return out
 
 

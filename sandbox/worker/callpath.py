@@ -169,6 +169,8 @@ class CallPath:
             entries = self._stage_inputs(t, made, self.arena.u8.get("cand_in"), "cand_in")
         except ArenaTooSmall as e:
             return {"ok": False, "kind": "arena", "region": e.region, "need": e.need, "error": str(e)}
+        if self.arena.device_mode:  # written device to device: done before the candidate reads it
+            t.cuda.synchronize()
         self.staged = (entries, made)
         return {"ok": True, "inputs": entries}
 
@@ -196,7 +198,7 @@ class CallPath:
             # the call's inputs are written now, on the timing stream behind the lead: work a
             # candidate queues where it does not follow that stream (a side stream, to overlap
             # the lead) reads the previous call's data and fails the timed-output checks
-            for dst, src in self._fill:  # from the arena: pinned host memory on a GPU
+            for dst, src in self._fill:  # from the arena: device memory on a GPU (devarena.py)
                 tb.copy_(dst, src, self.cuda)
             self._flush()
             if self.cuda:

@@ -70,6 +70,27 @@ def recv(sock: socket.socket, deadline: float | None = None) -> dict[str, Any]:
     return msg
 
 
+def recv_fds(sock: socket.socket, n: int, deadline: float | None = None) -> list[int]:
+    """The ``n`` fds a worker sent right after its reply (one byte carries them; the reference
+    worker's device arena, sandbox/worker/devarena.py)."""
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ChannelTimeout("no answer before the deadline")
+        sock.settimeout(left)
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, 1, n, socket.MSG_CMSG_CLOEXEC)
+    except TimeoutError as e:
+        raise ChannelTimeout("no fds before the deadline") from e
+    except OSError as e:
+        raise ChannelError(f"connection error: {e}") from e
+    if data != b"F" or len(fds) != n:
+        for fd in fds:
+            os.close(fd)
+        raise ChannelError(f"malformed message: expected {n} fds, got {len(fds)}")
+    return fds
+
+
 def pending(sock: socket.socket) -> bool:
     """True when unread bytes wait on the socket (an unsolicited message)."""
     sock.setblocking(False)

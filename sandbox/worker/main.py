@@ -103,6 +103,10 @@ class Worker(CallPath, Counting):
 
         # captured before any candidate code is imported
         self.arena = arena.Mapping(torch, self.cuda)
+        if self.cuda:
+            from sandbox.worker import devarena
+
+            self._devarena = devarena
         self.staged: tuple[list[Any], list[Any]] | None = None  # reference: the candidate's inputs, kept
         self._stage_inputs, self._input_views, self._blank = arena.stage_inputs, arena.input_views, arena.blank
         self._out_layout, self._write_outs = arena.output_layout, arena.write_outputs
@@ -220,8 +224,17 @@ class Worker(CallPath, Counting):
         """Map the arena's regions (their fds follow the request, SCM_RIGHTS), or remap the ones
         the parent grew (sandbox/worker/arena.py)."""
         names = [str(n) for n in req.get("names", [])]
+        fds = self._take_fds(len(names)) if names else []
+        if req.get("device"):  # GPU memory (sandbox/worker/devarena.py): made here or mapped from fds
+            if not self.cuda:
+                for fd in fds:
+                    os.close(fd)
+                return {"ok": False, "kind": "device_arena", "error": "a device arena on a CPU worker"}
+            if self.role == "reference":
+                return self._devarena.own(self.arena, self.device, req.get("sizes", {}), list(req.get("export", [])))
+            return self._devarena.adopt(self.arena, self.device, names, fds, req.get("sizes", {}))
         if names:
-            self.arena.adopt(names, self._take_fds(len(names)))
+            self.arena.adopt(names, fds)
         return {"ok": True, **self.arena.remap(req.get("sizes", {}))}
 
     def fetch(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -355,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
             secret = f.read().decode()
     else:
         sock = channel.connect(a.socket)
-    send, recv, take_fds = private_channel(sock)  # captured now: candidate code cannot reroute replies
+    send, recv, take_fds, give_fds = private_channel(sock)  # captured now: candidate code cannot reroute replies
     try:
         w = Worker(a.role, a.scratch, a.device, a.cache_root, a.shared)
     except BaseException as e:  # noqa: BLE001
@@ -401,7 +414,12 @@ def main(argv: list[str] | None = None) -> int:
             except BaseException as e:  # noqa: BLE001
                 rep = {"ok": False, "kind": "runtime_error", "error": _trunc(_format_exc(e))}
         rep["id"] = req.get("id")
+        fds = rep.pop("_fds", None) if a.role == "reference" else None
         send(rep)
+        if fds:  # the device arena's exported regions (sandbox/worker/devarena.py), after the reply
+            give_fds(fds)
+            for fd in fds:
+                os.close(fd)
 
 
 if __name__ == "__main__":

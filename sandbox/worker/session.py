@@ -26,6 +26,8 @@ from typing import Any
 from sandbox.build.tiers import remove_tree
 from sandbox.isolation.base import Launcher, Limits, Mount, WorkerSpec
 from sandbox.worker import channel
+from sandbox.worker.arena import DeviceArenaFailed  # noqa: F401 - raised by the arena link, caught by callers
+from sandbox.worker.arenalink import ArenaLink
 
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH",
              "TORCH_CUDA_ARCH_LIST", "LD_LIBRARY_PATH", "MAX_JOBS", "CC", "CXX", "NVCC_CCBIN",
@@ -124,7 +126,7 @@ def _gpu_arch() -> str | None:
         return None
 
 
-class WorkerSession:
+class WorkerSession(ArenaLink):
     """``cache_root``: the worker's own build dir (a candidate's namespace of the build cache,
     sandbox/build/buildcache.py), as the worker sees it; ``tier``: the host dir bound there (the
     judgement's working copy of that tier, sandbox/build/tiers.py: writable with ``tier_quota`` bytes
@@ -213,36 +215,10 @@ class WorkerSession:
         self.arena: Any = None  # sandbox/arena.Arena shared with the other worker, once attached
         self.arena_regions: tuple[str, ...] = ()
         self.arena_mapped: dict[str, int] = {}
+        self.arena_gen: dict[str, int] = {}  # device arena: the generation of each region it maps
         self.arena_info: dict[str, Any] = {}  # the worker's last answer to "arena" (sizes, pinned)
         # called while a request waits for its reply, during a judgement's warm-up (sandbox/lane/firstcall.py)
         self.on_wait: Callable[[], float] | None = None
-
-    def attach_arena(self, arena: Any, regions: tuple[str, ...]) -> None:
-        """Hand the worker the fds of ``regions`` of ``arena`` over its channel (SCM_RIGHTS);
-        from then on a region the parent grew is remapped before the worker's next request, and
-        a reference worker that needs a larger region (``kind: arena``) gets it and is asked
-        again. Only the parent sizes regions: a candidate worker's ``need`` is never honoured."""
-        self.arena, self.arena_regions = arena, tuple(regions)
-        rep, _ = self._request("arena", fds=[arena.fds[r] for r in regions], names=list(regions),
-                               sizes={r: arena.sizes[r] for r in regions})
-        self._mapped(rep)
-
-    def _mapped(self, rep: dict[str, Any]) -> None:
-        if not rep.get("ok"):
-            raise WorkerDied(f"{self.role} worker could not map the arena: {str(rep.get('error', ''))[:500]}")
-        self.arena_info = {"sizes": rep.get("sizes"), "pinned": rep.get("pinned")}
-        self.arena_mapped = {r: self.arena.sizes[r] for r in self.arena_regions}
-        note = getattr(self.handle, "set_shared_allowance", None)
-        if callable(note):  # the watchdog does not count the arena's pages as the worker's memory
-            note(self.arena.total(self.arena_regions))
-
-    def _sync_arena(self) -> None:
-        if self.arena is None:
-            return
-        sizes = {r: self.arena.sizes[r] for r in self.arena_regions}
-        if sizes != self.arena_mapped:
-            rep, _ = self._request("arena", sizes=sizes)
-            self._mapped(rep)
 
     def connect(self) -> None:
         """Accept the worker's one connection and read its hello (call from the launching thread's
@@ -317,6 +293,12 @@ class WorkerSession:
         else:
             self._await_reply(self.deadline)
             rep = self._recv()
+        if op == "arena" and self.role == "reference" and rep.get("ok") and isinstance(rep.get("fds"), list) \
+                and rep["fds"]:  # the device arena's exported regions follow the reply (devarena.py)
+            try:
+                rep["_fds"] = channel.recv_fds(self.sock, len(rep["fds"]), self.deadline)
+            except channel.ChannelError as e:
+                raise ProtocolViolation(f"reference worker: the arena's fds did not follow its reply: {e}") from e
         rtt = time.monotonic_ns() - t0
         acc = self.op_time.setdefault(op, [0, 0.0])
         acc[0] += 1

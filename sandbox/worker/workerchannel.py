@@ -8,8 +8,8 @@ import os
 from typing import Any
 
 
-def private_channel(sock: Any) -> tuple[Any, Any, Any]:
-    """send/recv closures over primitives captured before any candidate code runs.
+def private_channel(sock: Any) -> tuple[Any, Any, Any, Any]:
+    """send/recv/take_fds/give_fds closures over primitives captured before any candidate code runs.
 
     Replies are encoded by a small local JSON encoder that only uses C functions captured
     here (so patching ``json``, ``struct``, ``socket`` or ``sandbox.worker.channel`` later does not
@@ -25,7 +25,7 @@ def private_channel(sock: Any) -> tuple[Any, Any, Any]:
     pack, unpack = struct.Struct(">I").pack, struct.Struct(">I").unpack
     sendall, recv_into = sock.sendall, sock.recv_into
     decode = json.JSONDecoder().decode
-    recv_fds, cloexec = socket.recv_fds, socket.MSG_CMSG_CLOEXEC
+    recv_fds, send_fds, cloexec = socket.recv_fds, socket.send_fds, socket.MSG_CMSG_CLOEXEC
     isinst, b_str, b_bool, b_int, b_float = isinstance, str, bool, int, float
     b_dict, b_list, b_tuple, b_len = dict, list, tuple, len
 
@@ -79,4 +79,9 @@ def private_channel(sock: Any) -> tuple[Any, Any, Any]:
             raise RuntimeError(f"expected {n} fds from the parent, got {b_len(fds)}")
         return fds
 
-    return send, recv, take_fds
+    def give_fds(fds: list[int]) -> None:
+        """Send ``fds`` to the parent right after a reply (one byte carries them). The parent
+        takes fds from the reference worker only (its device arena, sandbox/worker/devarena.py)."""
+        send_fds(sock, [b"F"], fds)
+
+    return send, recv, take_fds, give_fds
