@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from sandbox.worker.arena import CANDIDATE_REGIONS, DeviceArenaFailed
+from sandbox.worker.sessionerrors import ProtocolViolation, WorkerDied
 
 
 class ArenaLink:
@@ -61,7 +62,7 @@ class ArenaLink:
             if not isinstance(names, list) or not set(names) <= set(export):
                 for fd in got:
                     os.close(fd)
-                raise _violation(f"reference worker exported {names!r}")
+                raise ProtocolViolation(f"reference worker exported {names!r}")
             a.adopt(names, got)
             self._mapped(rep)
             return
@@ -78,7 +79,7 @@ class ArenaLink:
 
     def _mapped(self, rep: dict[str, Any]) -> None:
         if not rep.get("ok"):
-            raise _died(f"{self.role} worker could not map the arena: {str(rep.get('error', ''))[:500]}")
+            raise WorkerDied(f"{self.role} worker could not map the arena: {str(rep.get('error', ''))[:500]}")
         self.arena_info = {"sizes": rep.get("sizes"), "pinned": rep.get("pinned"),
                            **({"readonly": rep["readonly"]} if "readonly" in rep else {})}
         self.arena_mapped = {r: self.arena.sizes[r] for r in self.arena_regions}
@@ -97,14 +98,3 @@ class ArenaLink:
             rep, _ = self._request("arena", sizes=sizes)
             self._mapped(rep)
 
-
-def _died(msg: str) -> Exception:
-    from sandbox.worker.session import WorkerDied
-
-    return WorkerDied(msg)
-
-
-def _violation(msg: str) -> Exception:
-    from sandbox.worker.session import ProtocolViolation
-
-    return ProtocolViolation(msg)

@@ -28,6 +28,7 @@ from sandbox.isolation.base import Launcher, Limits, Mount, WorkerSpec
 from sandbox.worker import channel
 from sandbox.worker.arena import DeviceArenaFailed  # noqa: F401 - raised by the arena link, caught by callers
 from sandbox.worker.arenalink import ArenaLink
+from sandbox.worker.sessionerrors import CallTimeout, ProtocolViolation, WorkerDied
 
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH",
              "TORCH_CUDA_ARCH_LIST", "LD_LIBRARY_PATH", "MAX_JOBS", "CC", "CXX", "NVCC_CCBIN",
@@ -38,26 +39,6 @@ ENV_DENY = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH")
 _DEBUG = bool(os.environ.get("KH_DEBUG"))
 REPO_ROOT = str(Path(__file__).resolve().parents[2])
 WAIT_SLICE_S = 0.25  # how often a warm-up request's wait asks whether to give up the device
-
-
-class ProtocolViolation(RuntimeError):
-    """The worker sent something the parent did not ask for (sandbox.result_channel)."""
-
-
-class WorkerDied(RuntimeError):
-    """The worker exited or stopped answering; ``timed_out`` tells which."""
-
-    def __init__(self, msg: str, timed_out: bool = False) -> None:
-        super().__init__(msg)
-        self.timed_out = timed_out
-
-
-class CallTimeout(WorkerDied):
-    """One request ran past its own deadline (a per-call bound, or the judgement's bound on
-    holding the GPU): the message names the request, the bound and the time spent."""
-
-    def __init__(self, msg: str) -> None:
-        super().__init__(msg, timed_out=True)
 
 
 def scrubbed_env(scratch: str, cache_root: str, gpu: bool = False, cuda_build: bool = False) -> dict[str, str]:

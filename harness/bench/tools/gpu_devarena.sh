@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The arena in device memory (issue 27, goal 1; sandbox/worker/devarena.py): one device call.
-#   1  its gpu tests (device arena on and off give the same verdict; cand_in read-only; a write to it not valid)
+#   1  its gpu tests (gpu_tests.py --missing: the gpu tests no record covers, these; a record in $OUT) (device arena on and off give the same verdict; cand_in read-only; a write to it not valid)
 #   2  gpu_datapath.py: a 2.5 GiB output's fetch + compare, host arena (KH_DEVICE_ARENA=0) then device arena
 #   3  gpu_held.py on KernelBench 19_ReLU at its published size (6 GiB input) with the honest CUDA relu,
 #      final mode: device arena twice (the first builds and compiles), then the host arena once, warm
@@ -12,7 +12,7 @@ SUM="$OUT/summary.txt"
   python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
   nvidia-smi --query-gpu=driver_version,memory.total --format=csv,noheader; } > "$SUM" 2>&1
 t0=$(date +%s)
-timeout 200 python3 -m pytest -q -p no:cacheprovider -m gpu tests/evaluator/test_devarena.py > "$OUT/tests.txt" 2>&1
+timeout 200 python3 harness/bench/tools/gpu_tests.py --missing --budget-s 190 --out "$OUT" > "$OUT/tests.txt" 2>&1
 echo "1 gpu tests: exit $? after $(( $(date +%s) - t0 )) s" >> "$SUM"; tail -5 "$OUT/tests.txt" >> "$SUM"
 for m in 0 1; do
   t0=$(date +%s)
