@@ -138,6 +138,9 @@ def compare(outs: list[torch.Tensor], ref: list[torch.Tensor], atol: float, rtol
             if differ and fail is None:
                 fail = Comparison(False, rules.TOLERANCE, f"output {i}: {frac:.1%} of elements differ", None, None, frac)
             continue
+        if torch.equal(o, r):  # equal everywhere (no NaN then): every statistic is 0, as the full pass finds;
+            tightest.append(0.0)  # one read of both, where the float64 pass reads and writes ~40 times
+            continue
         if o.dtype.is_complex:  # compare real and imaginary parts as real tensors
             o, r = torch.view_as_real(o.resolve_conj()), torch.view_as_real(r.resolve_conj())
         st = _float_stats(o, r, atol, rtol, CHUNK_CUDA if o.is_cuda else CHUNK)

@@ -75,3 +75,20 @@ def test_integer_outputs_must_be_equal():
     r = torch.arange(10)
     assert compare.compare([r.clone()], [r], 0, 0).passed
     assert not compare.compare([r + (r == 3)], [r], 0, 0).passed
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.complex64])
+def test_an_exact_match_skips_the_float64_pass_with_the_same_statistics(dtype):
+    """compare()'s fast path (torch.equal) must report what the full pass reports: zeros."""
+    g = torch.Generator().manual_seed(3)
+    r = torch.randn(5000, generator=g).to(dtype)
+    r[:3] = torch.tensor([float("inf"), float("-inf"), -0.0]).to(dtype)
+    o = r.clone()
+    o[2] = 0.0  # -0.0 and +0.0 are equal for both paths
+    c = compare.compare([o], [r], 1e-4, 1e-4)
+    assert c.passed and (c.max_abs_err, c.max_rel_err, c.mismatch_fraction, c.tightest_tol) == (0.0, 0.0, 0.0, [0.0])
+    ro, rr = (torch.view_as_real(x) for x in (o, r)) if dtype.is_complex else (o, r)
+    st = compare._float_stats(ro, rr, 1e-4, 1e-4)
+    assert (st.abs_err, st.rel_err, st.n_bad, st.tightest) == (0.0, 0.0, 0, 0.0)
+    o[7] = o[7] + 1  # one element off: the full pass runs and finds it
+    assert not compare.compare([o], [r], 1e-4, 1e-4).passed
