@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""How long each op of the suite holds the GPU per judgement (issue 27, goal 1): every op of
+reference_ops/ judged with its own reference as the candidate (a subclass ``ModelNew(Model)``,
+``--allow-torch-ops``: the judge's data path and protocol are measured, not a kernel), through
+``harness eval-batch`` in feedback mode at the op's default shapes, then one line per op and the
+spread of the GPU-held seconds outside the timing phase (``durations_s.exclusive - time``).
+
+    python3 harness/bench/tools/gpu_held_suite.py --out /tmp/held-suite            # on the GPU machine
+    python3 harness/bench/tools/gpu_held_suite.py --out /tmp/h --device cpu --limit 3   # a CPU smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def manifest(out: Path, limit: int | None) -> Path:
+    cands = out / "candidates"
+    cands.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for ref in sorted((REPO / "reference_ops").glob("*/*.py")):
+        if ref.name == "__init__.py":
+            continue
+        c = cands / f"{ref.parent.name}__{ref.name}"
+        c.write_text(ref.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
+        lines.append(json.dumps({"id": f"{ref.parent.name}/{ref.stem}", "reference": str(ref), "candidate": str(c)}))
+    lines = lines[:limit] if limit else lines
+    m = out / "manifest.jsonl"
+    m.write_text("\n".join(lines) + "\n")
+    return m
+
+
+def summarize(out: Path) -> str:
+    rows = []
+    for f in sorted((out / "batch" / "verdicts").glob("*.json")):
+        v = json.loads(f.read_text())
+        d = v.get("durations_s") or {}
+        held, tm = d.get("exclusive"), d.get("time") or 0.0
+        arena = (v.get("evidence") or {}).get("arena") or {}
+        rows.append((f.stem, v.get("status"), held, tm, None if held is None else round(held - tm, 3), arena.get("device")))
+    lines = [f"{'op':45} {'status':14} {'held_s':>7} {'time_s':>7} {'held-time':>9} device_arena"]
+    lines += [f"{r[0]:45} {str(r[1]):14} {r[2]!s:>7} {r[3]!s:>7} {r[4]!s:>9} {r[5]}" for r in rows]
+    rest = sorted(r[4] for r in rows if r[4] is not None)
+    if rest:
+        q = statistics.quantiles(rest, n=10) if len(rest) > 1 else rest * 9
+        lines.append(f"\n{len(rows)} judged ({sum(r[1] == 'valid' for r in rows)} valid); GPU held outside the timing "
+                     f"phase: median {statistics.median(rest):.2f} s, p90 {q[8]:.2f} s, max {rest[-1]:.2f} s; "
+                     f"{sum(x <= 1.5 for x in rest)} of {len(rest)} at most 1.5 s; device arena in "
+                     f"{sum(bool(r[5]) for r in rows)}")
+        lines += [f"  over 1.5 s: {r[0]} {r[4]} s" for r in rows if r[4] is not None and r[4] > 1.5]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--jobs", type=int, default=8)
+    ap.add_argument("--timing-s", type=float, default=1.0)
+    ap.add_argument("--limit", type=int, default=None, help="only the first N ops")
+    ap.add_argument("--summary-only", action="store_true")
+    a = ap.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    if not a.summary_only:
+        m = manifest(a.out, a.limit)
+        cmd = [sys.executable, "-m", "harness", "eval-batch", str(m), "--out", str(a.out / "batch"), "--mode", "feedback",
+               "--device", a.device, "--allow-torch-ops", "--jobs", str(a.jobs), "--max-timing-s", str(a.timing_s)]
+        print(" ".join(cmd), flush=True)
+        subprocess.run(cmd, cwd=REPO, check=False)
+    s = summarize(a.out)
+    (a.out / "summary.txt").write_text(s + "\n")
+    print(s)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
