@@ -22,6 +22,7 @@ from sandbox.check.calls import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.config import EvalConfig
 from sandbox.intake import scan
 from sandbox.intake.candidate import Entry, entry_point
+from sandbox.intake.datasize import device_arena_fits
 from sandbox.intake.task import Task, TaskError
 from sandbox.isolation import get_launcher
 from sandbox.isolation.base import SandboxUnavailable
@@ -132,7 +133,8 @@ class Judge(Checks):
             raise SandboxUnavailable(f"{e}\n(a worker did not start before any candidate code ran in it: "
                                      "a problem of this machine or of the jail, not of the candidate; "
                                      "`harness doctor` checks the jail)") from e
-        self.arena = arenasetup.attach(self.ref, self.cand, self.cfg.device, ram, self.v.evidence)
+        self.arena = arenasetup.attach(self.ref, self.cand, self.cfg.device, ram, self.v.evidence,
+                                       device_arena_fits(self.task, self.cfg))
         self.v.environment = environment(self.cfg.device, self.cand.isolation)
         if self.cfg.device.startswith("cuda"):  # asked of the worker: no CUDA context in the parent
             info, _ = self.ref.request("device_name")

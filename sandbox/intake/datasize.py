@@ -112,6 +112,30 @@ def size_check(task: Task, config: Any) -> SizeCheck | None:
     return over[0] if over else max(checks, key=lambda c: c.need / max(c.limit, 1), default=None)
 
 
+def device_arena_fits(task: Task, config: Any) -> bool:
+    """Whether the judge's shared buffers fit in the GPU's memory beside what both workers hold
+    there (``worker_need(True) + arena()`` at the profiles ``config`` judges): the device arena
+    (sandbox/worker/devarena.py) is used only then; otherwise the host arena, as before, so a task
+    that fits with its buffers in host RAM is never refused or failed for them. True when the size
+    or the GPU's memory is unknown (the device arena falls back by itself if it cannot be made)."""
+    from sandbox.machine import nvidia_smi
+
+    if not str(config.device).startswith("cuda"):
+        return False
+    gpu = _mib(nvidia_smi("memory.total"))
+    if not gpu:
+        return True
+    profiles = [config.profile]
+    if getattr(config.mode, "value", config.mode) == "final":
+        small = config.profile.startswith("small")
+        profiles += [p for p in task.extra_profiles if p.startswith("small_extra" if small else "extra")]
+    try:
+        sizes = [s for s in (task.data_size(p) for p in profiles) if s is not None]
+    except Exception:  # noqa: BLE001 - the estimate is best effort; the judge finds out itself
+        return True
+    return all(s.worker_need(True) + s.arena() <= gpu for s in sizes)
+
+
 def _mib(text: str | None) -> int | None:
     """Bytes of an nvidia-smi memory value ("81559 MiB"), or None."""
     try:

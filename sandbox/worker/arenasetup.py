@@ -19,11 +19,15 @@ def wanted(device: str) -> bool:
     return device.startswith("cuda") and os.environ.get("KH_DEVICE_ARENA", "1") != "0"
 
 
-def attach(ref: Any, cand: Any, device: str, ram: int, evidence: dict[str, Any]) -> Arena:
+def attach(ref: Any, cand: Any, device: str, ram: int, evidence: dict[str, Any], fits: bool = True) -> Arena:
     """Make the arena, presize it to what the op used before (sandbox/worker/arenahint.py; at most
-    a quarter of the workers' RAM), and hand it to the reference, then the candidate worker."""
+    a quarter of the workers' RAM), and hand it to the reference, then the candidate worker.
+    ``fits``: the task's buffers fit in the GPU's memory (sandbox/intake/datasize.py
+    ``device_arena_fits``); when they do not, the host arena, and evidence says so."""
     why = None
-    if wanted(device):
+    if wanted(device) and not fits:
+        why = "the task's data and the judge's buffers do not fit in the GPU's memory together"
+    elif wanted(device):
         arena = Arena(device=True)
         evidence["arena_presized"] = arenahint.presize(arena, ref.persist, ram // 4)
         try:

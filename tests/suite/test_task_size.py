@@ -143,3 +143,20 @@ def test_on_cuda_the_limit_is_the_gpus_memory_from_nvidia_smi(monkeypatch):
         refuse_oversize([(big, cfg)])
     assert "too big to judge on cuda: one judgement needs at least 168.0 GiB" in str(e.value)
     assert "above the GPU's memory (79.6 GiB)" in str(e.value) and "judge it on a GPU" not in str(e.value)
+
+
+def test_the_device_arena_is_used_only_where_the_buffers_fit_beside_the_data(monkeypatch):
+    """sandbox/intake/datasize.py ``device_arena_fits``: 19_ReLU at its published size needs 42 GiB
+    on the device and 24 GiB of buffers: both on an 80 GB card, so the arena goes there; at twice the
+    batch (84 + 48 GiB) it does not, and the judgement keeps its buffers in host RAM (it is still
+    judged: size_check counts them against the RAM, 48 of 128 GiB). A CPU judgement never asks."""
+    import sandbox.machine
+    import sandbox.worker.judgeenv
+    from sandbox.intake.datasize import device_arena_fits
+
+    monkeypatch.setattr(sandbox.machine, "nvidia_smi", lambda field: "81559 MiB" if field == "memory.total" else None)
+    monkeypatch.setattr(sandbox.worker.judgeenv, "mem_total", lambda: 256 * GIB)
+    cfg = EvalConfig(device="cuda", profile="default")
+    assert device_arena_fits(load_task(RELU19), cfg)
+    assert not device_arena_fits(load_task(RELU19).with_globals({"batch_size": 8192}), cfg)
+    assert not device_arena_fits(load_task(RELU19), EvalConfig(device="cpu", profile="default"))
