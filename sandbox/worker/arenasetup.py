@@ -12,24 +12,35 @@ import os
 from typing import Any
 
 from sandbox.worker import arenahint
-from sandbox.worker.arena import CANDIDATE_REGIONS, REGIONS, Arena, DeviceArenaFailed
+from sandbox.worker.arena import CANDIDATE_REGIONS, GRAIN, REGIONS, Arena, DeviceArenaFailed
 
 
 def wanted(device: str) -> bool:
-    return device.startswith("cuda") and os.environ.get("KH_DEVICE_ARENA", "1") != "0"
+    """``KH_DEVICE_ARENA``: unset or 1, on a GPU; 0, never; ``force``, also where it cannot be had
+    (a CPU judgement: the reference refuses it and the fallback runs; tests/evaluator/test_devarena.py)."""
+    mode = os.environ.get("KH_DEVICE_ARENA", "1")
+    return mode == "force" or (device.startswith("cuda") and mode != "0")
 
 
 def attach(ref: Any, cand: Any, device: str, ram: int, evidence: dict[str, Any], fits: bool = True) -> Arena:
-    """Make the arena, presize it to what the op used before (sandbox/worker/arenahint.py; at most
-    a quarter of the workers' RAM), and hand it to the reference, then the candidate worker.
+    """Make the arena, presize it (host memory: to what the op used before, sandbox/worker/arenahint.py,
+    at most a quarter of the workers' RAM; device memory: one granule a region), and hand it to
+    the reference, then the candidate worker.
     ``fits``: the task's buffers fit in the GPU's memory (sandbox/intake/datasize.py
     ``device_arena_fits``); when they do not, the host arena, and evidence says so."""
     why = None
+    fits = fits or os.environ.get("KH_DEVICE_ARENA") == "force"
     if wanted(device) and not fits:
         why = "the task's data and the judge's buffers do not fit in the GPU's memory together"
     elif wanted(device):
+        # one granule per region, not the op's remembered sizes: a judgement waiting for the device
+        # holds no device memory a running one may need (several judge each GPU at once); the
+        # regions grow under the device lock when the first call needs them. The granules still
+        # make, export and map each region now, so a device or jail that cannot falls back here.
         arena = Arena(device=True)
-        evidence["arena_presized"] = arenahint.presize(arena, ref.persist, ram // 4)
+        for r in REGIONS:
+            arena.ensure(r, GRAIN)
+        evidence["arena_presized"] = {}
         try:
             ref.attach_arena(arena, REGIONS)
             cand.attach_arena(arena, CANDIDATE_REGIONS)

@@ -75,6 +75,18 @@ def test_only_a_gpu_judgement_asks_for_device_memory(monkeypatch):
     assert arenasetup.wanted("cuda") and arenasetup.wanted("cuda:1") and not arenasetup.wanted("cpu")
     monkeypatch.setenv("KH_DEVICE_ARENA", "0")
     assert not arenasetup.wanted("cuda")
+    monkeypatch.setenv("KH_DEVICE_ARENA", "force")
+    assert arenasetup.wanted("cpu")
+
+
+def test_a_device_arena_that_cannot_be_made_falls_back_to_the_host_before_candidate_code(monkeypatch):
+    """The real protocol on a CPU: the parent asks the reference worker for device regions, the
+    worker refuses (no CUDA), and the judgement goes on with the host arena, saying why."""
+    monkeypatch.setenv("KH_DEVICE_ARENA", "force")
+    v = run(AFFINE, task=BIG, allow_torch_ops=True, profile="tiny")
+    assert v.status is Status.VALID, (v.message, v.logs)
+    assert v.evidence["arena"]["device"] is False
+    assert "a device arena on a CPU worker" in v.evidence["arena_device_fallback"]
 
 
 def test_a_cpu_judgement_uses_the_host_arena():
