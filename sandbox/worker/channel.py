@@ -36,14 +36,19 @@ def send(sock: socket.socket, msg: dict[str, Any]) -> None:
     sock.sendall(struct.pack(">I", len(data)) + data)
 
 
+def _until(sock: socket.socket, deadline: float | None) -> None:
+    """The socket's timeout set to what is left before ``deadline`` (ChannelTimeout when none is)."""
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ChannelTimeout("no answer before the deadline")
+        sock.settimeout(left)
+
+
 def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     buf = bytearray()
     while len(buf) < n:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ChannelTimeout("no answer before the deadline")
-            sock.settimeout(left)
+        _until(sock, deadline)
         try:
             chunk = sock.recv(n - len(buf))
         except TimeoutError as e:
@@ -73,11 +78,7 @@ def recv(sock: socket.socket, deadline: float | None = None) -> dict[str, Any]:
 def recv_fds(sock: socket.socket, n: int, deadline: float | None = None) -> list[int]:
     """The ``n`` fds a worker sent right after its reply (one byte carries them; the reference
     worker's device arena, sandbox/worker/devarena.py)."""
-    if deadline is not None:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise ChannelTimeout("no answer before the deadline")
-        sock.settimeout(left)
+    _until(sock, deadline)
     try:
         data, fds, _, _ = socket.recv_fds(sock, 1, n, socket.MSG_CMSG_CLOEXEC)
     except TimeoutError as e:

@@ -17,18 +17,9 @@ from sandbox.verdict import Status
 from sandbox.worker import arenasetup, channel
 from sandbox.worker.arena import Arena
 from tests.evaluator.conftest import run
+from tests.evaluator.test_datapath import BIG, BIG_CANDIDATE
 
-BIG = Path(__file__).resolve().parent / "tasks" / "big_out.py"
-AFFINE = '''
-import torch.nn as nn
-
-class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return x * 2.0 + 1.0
-'''
+AFFINE = BIG_CANDIDATE  # x * 2 + 1, torch only: the data path is what is judged
 
 
 def test_a_device_arena_keeps_sizes_and_the_exported_fds_not_memfds():
