@@ -57,6 +57,9 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              590, summary="summary.txt"),
     Scenario("two-gpu", "one GPU against two: judgements per minute and identical verdicts",
              _sh("gpu_two.sh"), 590, gpus=2, summary="summary.txt"),
+    Scenario("four-gpu", "one GPU against four (the two-gpu scenario's script on every GPU the machine has, "
+             "four copies of the set): judgements per minute and identical verdicts (issue 27, goal 3)",
+             ("env", "OUT={out}", "COPIES=4", "bash", f"{TOOLS}/gpu_two.sh"), 590, gpus=4, summary="summary.txt"),
     Scenario("jail", "the process sandbox on the GPU machine: CUDA, Triton and a build inside the jail",
              _py("jail_smoke.py"), 300),
     Scenario("compile", "where a load_inline build's time goes (main.cpp, nvcc's phases, link, load_inline end to "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 on two GPUs (nvidia-h200-x2): one device call, under 10 minutes.
+# Issue 16 on two GPUs (nvidia-h200-x2), or issue 27 goal 3 on four (the "gpu2" runs use every GPU shown): one device call, under 10 minutes.
 #   E  the machine: GPUs, cores, versions
 #   W  warm pass: the conformance set's CUDA rows and probe #38 on both GPUs (fills the build,
 #      Triton and inductor caches, so the runs below compare lanes, not compilers)

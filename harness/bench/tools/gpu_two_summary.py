@@ -103,6 +103,18 @@ def run(name: str, out: str, t0: float, runs_jsonl: str) -> None:
         f.write(json.dumps({**s, "verdicts": per}) + "\n")
 
 
+def _gpus() -> str:
+    """How many GPUs the "gpu2" runs used: every GPU the machine shows (two on the two-GPU kinds)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=15).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "all"
+    n = sum(line.startswith("GPU ") for line in out.splitlines())
+    return str(n) if n else "all"
+
+
 def compare(runs_jsonl: str) -> None:
     runs = [json.loads(x) for x in open(runs_jsonl) if x.strip()]
     by = {r["run"]: r for r in runs}
@@ -121,7 +133,7 @@ def compare(runs_jsonl: str) -> None:
             continue
         r1, r2 = (statistics.mean(r["per_min"] for r in x) for x in (one, two))
         a1, a2 = (statistics.mean(r["per_min_after_first"] for r in x) for x in (one, two))
-        print(f"two GPUs / one ({ln}): {r2 / r1:.2f}x judged per minute from submission ({r2:.2f} vs {r1:.2f}); "
+        print(f"{_gpus()} GPUs / one ({ln}): {r2 / r1:.2f}x judged per minute from submission ({r2:.2f} vs {r1:.2f}); "
               f"{a2 / a1:.2f}x after the first verdict ({a2:.2f} vs {a1:.2f})")
 
 
