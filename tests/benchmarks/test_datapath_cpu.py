@@ -35,15 +35,18 @@ def test_stage_64mib_of_inputs(benchmark, mapped):
     assert arena.inputs_intact(torch, entries, [x], mapped.u8["cand_in"])
 
 
-def test_read_and_compare_a_64mib_output(benchmark, mapped):
+@pytest.mark.parametrize("exact", [True, False], ids=["exact", "within_tolerance"])
+def test_read_and_compare_a_64mib_output(benchmark, mapped, exact):
+    """An output equal to the reference takes compare()'s torch.equal path; one that differs
+    within tolerance takes the float64 pass."""
     x = torch.randn(N, generator=torch.Generator().manual_seed(1))
     entries, _, _ = arena.output_layout(torch, [x])
     arena.write_outputs(torch, [x], entries, mapped.u8["out"])
-    ref = x.clone()
+    ref = x.clone() if exact else x * (1 + 1e-6)
 
     def check():
         outs = arena.read_outputs(torch, entries, mapped.u8["out"], "cpu")
         return compare.compare(outs, [ref], 1e-4, 1e-4)
 
     c = benchmark.pedantic(check, rounds=3, iterations=1)
-    assert c.passed and c.max_abs_err == 0.0
+    assert c.passed and (c.max_abs_err == 0.0) is exact
