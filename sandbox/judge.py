@@ -335,11 +335,7 @@ class Judge(Checks):
         if req:
             self.v.evidence["requests"] = req  # [count, seconds] per worker request (parent clock)
         if self.arena is not None:  # region sizes, and whether each worker's mapping is pinned (CUDA)
-            self.v.evidence["arena"] = {"sizes": dict(self.arena.sizes), "device": self.arena.device,
-                                        **{w.role: w.arena_info.get("pinned") for w in (self.ref, self.cand)
-                                           if w is not None}}
-            if self.cand is not None and "readonly" in self.cand.arena_info:
-                self.v.evidence["arena"]["readonly"] = self.cand.arena_info["readonly"]
+            self.v.evidence["arena"] = arenasetup.evidence(self.arena, self.ref, self.cand)
             arenahint.remember(self.arena, self.ref.persist if self.ref is not None else None)
         t = time.monotonic()
         try:

@@ -55,3 +55,13 @@ def attach(ref: Any, cand: Any, device: str, ram: int, evidence: dict[str, Any],
     ref.attach_arena(arena, REGIONS)
     cand.attach_arena(arena, CANDIDATE_REGIONS)
     return arena
+
+
+def evidence(arena: Arena, ref: Any, cand: Any) -> dict[str, Any]:
+    """``verdict.evidence["arena"]``: the region sizes, whether they are device memory, per worker
+    whether each host mapping is pinned, and which regions the candidate maps read-only."""
+    ev: dict[str, Any] = {"sizes": dict(arena.sizes), "device": arena.device,
+                          **{w.role: w.arena_info.get("pinned") for w in (ref, cand) if w is not None}}
+    if cand is not None and "readonly" in cand.arena_info:
+        ev["readonly"] = cand.arena_info["readonly"]
+    return ev

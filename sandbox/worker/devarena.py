@@ -34,6 +34,26 @@ from sandbox.worker import devmem
 from sandbox.worker.arena import CANDIDATE_REGIONS, REGIONS
 
 
+def request(mapping: Any, role: str, cuda: bool, device: str, req: dict[str, Any], names: list[str],
+            fds: list[int]) -> dict[str, Any]:
+    """The worker's ``arena {device: true, ...}`` request (sandbox/worker/main.py ``arena_map``):
+    the reference makes the regions, the candidate maps the ones handed to it."""
+    if not cuda:
+        for fd in fds:
+            os.close(fd)
+        return {"ok": False, "kind": "device_arena", "error": "a device arena on a CPU worker"}
+    if role == "reference":
+        return own(mapping, device, req.get("sizes", {}), list(req.get("export", [])))
+    return adopt(mapping, device, names, fds, req.get("sizes", {}))
+
+
+def _device_mode(mapping: Any) -> None:
+    """Switch ``mapping`` to device memory (dropping any host regions) the first time."""
+    if not mapping.device_mode:
+        mapping.reset()
+        mapping.device_mode = True
+
+
 def _index(torch: Any, device: str) -> int:
     d = torch.device(device)
     return d.index if d.index is not None else torch.cuda.current_device()
@@ -43,9 +63,7 @@ def own(mapping: Any, device: str, sizes: dict[str, Any], export: list[str]) -> 
     """Reference worker: (re)make each region whose size changed; the reply carries the exported
     fds under ``_fds`` (sent after it by the worker's loop) and their names under ``fds``."""
     torch = mapping.torch
-    if not mapping.device_mode:
-        mapping.reset()
-        mapping.device_mode = True
+    _device_mode(mapping)
     idx = _index(torch, device)
     why = devmem.supported(idx)
     if why:
@@ -80,9 +98,7 @@ def own(mapping: Any, device: str, sizes: dict[str, Any], export: list[str]) -> 
 def adopt(mapping: Any, device: str, names: list[str], fds: list[int], sizes: dict[str, Any]) -> dict[str, Any]:
     """Candidate worker: map the regions the parent handed over (closing the fds)."""
     torch = mapping.torch
-    if not mapping.device_mode:
-        mapping.reset()
-        mapping.device_mode = True
+    _device_mode(mapping)
     idx = _index(torch, device)
     readonly = mapping.readonly
     try:

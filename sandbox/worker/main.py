@@ -103,10 +103,9 @@ class Worker(CallPath, Counting):
 
         # captured before any candidate code is imported
         self.arena = arena.Mapping(torch, self.cuda)
-        if self.cuda:
-            from sandbox.worker import devarena
+        from sandbox.worker import devarena
 
-            self._devarena = devarena
+        self._devarena = devarena
         self.staged: tuple[list[Any], list[Any]] | None = None  # reference: the candidate's inputs, kept
         self._stage_inputs, self._input_views, self._blank = arena.stage_inputs, arena.input_views, arena.blank
         self._out_layout, self._write_outs = arena.output_layout, arena.write_outputs
@@ -226,13 +225,7 @@ class Worker(CallPath, Counting):
         names = [str(n) for n in req.get("names", [])]
         fds = self._take_fds(len(names)) if names else []
         if req.get("device"):  # GPU memory (sandbox/worker/devarena.py): made here or mapped from fds
-            if not self.cuda:
-                for fd in fds:
-                    os.close(fd)
-                return {"ok": False, "kind": "device_arena", "error": "a device arena on a CPU worker"}
-            if self.role == "reference":
-                return self._devarena.own(self.arena, self.device, req.get("sizes", {}), list(req.get("export", [])))
-            return self._devarena.adopt(self.arena, self.device, names, fds, req.get("sizes", {}))
+            return self._devarena.request(self.arena, self.role, self.cuda, self.device, req, names, fds)
         if names:
             self.arena.adopt(names, fds)
         return {"ok": True, **self.arena.remap(req.get("sizes", {}))}
