@@ -71,6 +71,15 @@ class SizeCheck:
         return self.need <= self.limit
 
 
+def _judged_profiles(task: Task, config: Any) -> list[str]:
+    """The profiles one judgement under ``config`` runs: the base one and, in final mode, its extra shapes."""
+    profiles = [config.profile]
+    if getattr(config.mode, "value", config.mode) == "final":
+        small = config.profile.startswith("small")
+        profiles += [p for p in task.extra_profiles if p.startswith("small_extra" if small else "extra")]
+    return profiles
+
+
 def size_check(task: Task, config: Any) -> SizeCheck | None:
     """The task's data at the profiles ``config`` judges (the base profile; its extra shapes in
     final mode) against this machine's limits for a judgement: on a CPU the judging worker's
@@ -82,10 +91,7 @@ def size_check(task: Task, config: Any) -> SizeCheck | None:
     from sandbox.worker.judgeenv import worker_limits
 
     cuda = str(config.device).startswith("cuda")
-    profiles = [config.profile]
-    if getattr(config.mode, "value", config.mode) == "final":
-        small = config.profile.startswith("small")
-        profiles += [p for p in task.extra_profiles if p.startswith("small_extra" if small else "extra")]
+    profiles = _judged_profiles(task, config)
     sizes = [s for s in (task.data_size(p) for p in profiles) if s is not None]
     if not sizes:
         return None
@@ -125,10 +131,7 @@ def device_arena_fits(task: Task, config: Any) -> bool:
     gpu = _mib(nvidia_smi("memory.total"))
     if not gpu:
         return True
-    profiles = [config.profile]
-    if getattr(config.mode, "value", config.mode) == "final":
-        small = config.profile.startswith("small")
-        profiles += [p for p in task.extra_profiles if p.startswith("small_extra" if small else "extra")]
+    profiles = _judged_profiles(task, config)
     try:
         sizes = [s for s in (task.data_size(p) for p in profiles) if s is not None]
     except Exception:  # noqa: BLE001 - the estimate is best effort; the judge finds out itself
