@@ -60,6 +60,17 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("four-gpu", "one GPU against four (the two-gpu scenario's script on every GPU the machine has, "
              "four copies of the set): judgements per minute and identical verdicts (issue 27, goal 3)",
              ("env", "OUT={out}", "COPIES=4", "bash", f"{TOOLS}/gpu_two.sh"), 590, gpus=4, summary="summary.txt"),
+    Scenario("scale", "the user's scale: four `harness run` at once (evoengineer-free, -full, funsearch, eoh; --jobs 32 "
+             "each over the ops the offline model writes) whose LLM is the offline model behind a loopback gateway "
+             "adding 5-30 s a call, on every GPU: judgements "
+             "per minute over a 10-minute window, GPU and CPU shares, the 8-GPU projection (issue 27, goal 6). "
+             "The run lasts 16 minutes: this call starts it (in its own session) and waits 9 minutes, "
+             "scale-wait (the next call, on the same warm machine) waits for its end",
+             _py("gpu_scale.py", "start", "--work", "/var/tmp/kh-scale", "--wait-s", "555", "--out", "{out}"), 590,
+             gpus=4, summary="summary.txt"),
+    Scenario("scale-wait", "the scale scenario's run, started by an earlier call: progress, then its summary",
+             _py("gpu_scale.py", "wait", "--work", "/var/tmp/kh-scale", "--for-s", "560", "--out", "{out}"), 590,
+             gpus=4, summary="summary.txt"),
     Scenario("jail", "the process sandbox on the GPU machine: CUDA, Triton and a build inside the jail",
              _py("jail_smoke.py"), 300),
     Scenario("compile", "where a load_inline build's time goes (main.cpp, nvcc's phases, link, load_inline end to "

@@ -1,13 +1,14 @@
 """The two-GPU measurement's bookkeeping (harness/bench/tools/gpu_two.sh): manifests, one summary per run,
 and the comparison of the runs' verdicts.
 
-    python3 harness/bench/tools/gpu_two_summary.py manifest DIR COPIES    # DIR/{base,mixed,copies}.jsonl
+    python3 harness/bench/tools/gpu_two_summary.py manifest DIR COPIES [COPIES1]   # DIR/{base,mixed,copies,copies1}.jsonl
     python3 harness/bench/tools/gpu_two_summary.py run NAME OUTDIR T0 RUNS_JSONL
     python3 harness/bench/tools/gpu_two_summary.py compare RUNS_JSONL
 
 The base set is the conformance set's CUDA rows (real, mixed kernels; tests/conformance) and
 probe #38 (a worker sees one GPU). The copies repeat it COPIES times under new ids (the same
-sources: their builds are cache hits), so a run is long enough for a rate to mean something.
+sources: their builds are cache hits), so a run is long enough for a rate to mean something; copies1.jsonl has COPIES1 of them (the one-GPU
+run: its rate is steady sooner, and the ratio compares rates, not counts).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def expected() -> dict[str, tuple[str, str | None]]:
     return want
 
 
-def manifest(folder: str, copies: int) -> None:
+def manifest(folder: str, copies: int, copies1: int | None = None) -> None:
     os.makedirs(folder, exist_ok=True)
     base = _base()
     with open(os.path.join(folder, "base.jsonl"), "w") as f:
@@ -55,10 +56,11 @@ def manifest(folder: str, copies: int) -> None:
         for r in base:
             if r["id"] in MIXED:
                 f.write(json.dumps({**r, "mode": "final", "device": "cuda"}) + "\n")
-    with open(os.path.join(folder, "copies.jsonl"), "w") as f:
-        for k in range(copies):  # interleaved: each copy of the set in turn, as a user's folder would come
-            for r in base:
-                f.write(json.dumps({**r, "id": f"{r['id']}#{k}", "mode": "final", "device": "cuda"}) + "\n")
+    for name, n in (("copies", copies), ("copies1", copies if copies1 is None else copies1)):
+        with open(os.path.join(folder, f"{name}.jsonl"), "w") as f:
+            for k in range(n):  # interleaved: each copy of the set in turn, as a user's folder would come
+                for r in base:
+                    f.write(json.dumps({**r, "id": f"{r['id']}#{k}", "mode": "final", "device": "cuda"}) + "\n")
 
 
 def run(name: str, out: str, t0: float, runs_jsonl: str) -> None:
@@ -140,7 +142,7 @@ def compare(runs_jsonl: str) -> None:
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "manifest":
-        manifest(sys.argv[2], int(sys.argv[3]))
+        manifest(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else None)
     elif cmd == "run":
         run(sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5])
     elif cmd == "compare":
