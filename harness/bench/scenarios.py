@@ -71,6 +71,10 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("scale-wait", "the scale scenario's run, started by an earlier call: progress, then its summary",
              _py("gpu_scale.py", "wait", "--work", "/var/tmp/kh-scale", "--for-s", "560", "--out", "{out}"), 590,
              gpus=4, summary="summary.txt"),
+    Scenario("ray-cluster", "a Ray cluster on one multi-GPU host, one raylet per GPU group (half the GPUs "
+             "each), the build cache shared: judgements per minute of one node against two, identical verdicts "
+             "(issue 27, goal 4; Ray from .whl/, scripts/ray_wheel.py)",
+             _py("gpu_ray.py", "--out", "{out}", "--budget-s", "540"), 590, gpus=4, summary="summary.txt"),
     Scenario("jail", "the process sandbox on the GPU machine: CUDA, Triton and a build inside the jail",
              _py("jail_smoke.py"), 300),
     Scenario("compile", "where a load_inline build's time goes (main.cpp, nvcc's phases, link, load_inline end to "

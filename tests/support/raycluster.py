@@ -20,7 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-RAY = str(Path(sys.executable).with_name("ray"))
+_BIN = Path(sys.executable).with_name("ray")  # the venv's ray; where Ray was installed with --target, its module
+RAY = [str(_BIN)] if _BIN.exists() else [sys.executable, "-m", "ray.scripts.scripts"]
 
 
 def _free_port() -> int:
@@ -33,11 +34,34 @@ def _free_port() -> int:
 class Cluster:
     address: str
     env: dict[str, str]  # what a driver needs in its environment to join
+    tmp: Path = Path(".")
+    client_port: int = 0
     procs: list[subprocess.Popen] = field(default_factory=list)
     logs: list[Path] = field(default_factory=list)
 
+    def add(self, extra: dict[str, str], cpus: int = 1, gpus: int = 0, timeout: float = 300) -> None:
+        """Start one more node (the first is the head) with its own environment on top of the
+        cluster's, ``cpus`` CPUs and ``gpus`` GPUs (give it ``CUDA_VISIBLE_DEVICES`` to choose
+        which), and wait until it has joined."""
+        i = len(self.procs)
+        args = (["--head", "--port", self.address.rsplit(":", 1)[1], "--ray-client-server-port",
+                 str(self.client_port), "--include-dashboard", "false"] if i == 0 else ["--address", self.address])
+        log = self.tmp / f"ray-node{i}.log"
+        self.logs.append(log)
+        with open(log, "w") as out:
+            self.procs.append(subprocess.Popen(
+                [*RAY, "start", *args, "--node-ip-address", "127.0.0.1", "--num-cpus", str(cpus), "--num-gpus",
+                 str(gpus), "--disable-usage-stats", "--block"], env={**self.env, **extra}, stdout=out,
+                stderr=subprocess.STDOUT, start_new_session=True))
+        deadline = time.time() + timeout
+        while self.alive_nodes() < i + 1:
+            dead = [p for p in self.procs if p.poll() is not None]
+            if dead or time.time() > deadline:
+                raise RuntimeError(f"Ray node {i} did not join within {timeout:.0f} s\n{self.log_tails()}")
+            time.sleep(1)
+
     def status(self) -> str:
-        r = subprocess.run([RAY, "status", "--address", self.address], env=self.env, capture_output=True,
+        r = subprocess.run([*RAY, "status", "--address", self.address], env=self.env, capture_output=True,
                            text=True, timeout=120)
         return r.stdout + r.stderr
 
@@ -63,30 +87,16 @@ class Cluster:
 
 
 @contextmanager
-def ray_cluster(tmp: Path, node_env: Sequence[dict[str, str]], cpus_per_node: int = 1,
+def ray_cluster(tmp: Path, node_env: Sequence[dict[str, str]], cpus_per_node: int = 1, gpus_per_node: int = 0,
                 timeout: float = 300) -> Iterator[Cluster]:
-    """``len(node_env)`` nodes (the first the head), each with ``cpus_per_node`` CPUs and no GPU."""
-    port, client = _free_port(), _free_port()
+    """``len(node_env)`` nodes (the first the head), each with ``cpus_per_node`` CPUs and ``gpus_per_node``
+    GPUs; ``cluster.add`` starts more."""
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_agent_register_timeout_ms": "180000",
            "RAY_USAGE_STATS_ENABLED": "0"}
-    common = ["--node-ip-address", "127.0.0.1", "--num-cpus", str(cpus_per_node), "--num-gpus", "0",
-              "--disable-usage-stats", "--block"]
-    cluster = Cluster(address=f"127.0.0.1:{port}", env=env)
+    cluster = Cluster(address=f"127.0.0.1:{_free_port()}", env=env, tmp=tmp, client_port=_free_port())
     try:
-        for i, extra in enumerate(node_env):
-            args = (["--head", "--port", str(port), "--ray-client-server-port", str(client),
-                     "--include-dashboard", "false"] if i == 0 else ["--address", cluster.address])
-            log = tmp / f"ray-node{i}.log"
-            cluster.logs.append(log)
-            with open(log, "w") as out:
-                cluster.procs.append(subprocess.Popen([RAY, "start", *args, *common], env={**env, **extra},
-                                                      stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
-            deadline = time.time() + timeout
-            while cluster.alive_nodes() < i + 1:
-                dead = [p for p in cluster.procs if p.poll() is not None]
-                if dead or time.time() > deadline:
-                    raise RuntimeError(f"Ray node {i} did not join within {timeout:.0f} s\n{cluster.log_tails()}")
-                time.sleep(1)
+        for extra in node_env:
+            cluster.add(extra, cpus_per_node, gpus_per_node, timeout)
         yield cluster
     finally:
         cluster.stop()
