@@ -359,9 +359,9 @@ def wait(a: argparse.Namespace) -> None:
         for name in ("summary.txt", "summary.json", "started.json"):
             if (work / name).exists():
                 shutil.copy(work / name, out / name)
-        for name in ("harness-run.log", "tool.log"):
-            if (work / name).exists():
-                (out / name).write_bytes((work / name).read_bytes()[-20000:])
+        for f in [*sorted(work.glob("harness-run-*.log")), work / "tool.log"]:  # the tails
+            if f.exists():
+                (out / f.name).write_bytes(f.read_bytes()[-20000:])
         if done and (work / "results" / "harness.sqlite").exists():
             subprocess.run(["tar", "czf", str(out / "results.tgz"), "-C", str(work), "results/harness.sqlite"],
                            check=False)
