@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from harness.cli.evalopts import allow_degenerate_option, rules_option
-from harness.llm.cli_options import llm_options
+from harness.llm.cli_options import llm_options, note_concurrency
 from harness.methods.base import Budget
 from harness.tasksize import parse_sets, set_option
 
@@ -190,6 +190,7 @@ def cli(
     if jobs < 1:
         raise click.UsageError("--jobs must be >= 1")
     llm_spec = llm_spec or "offline"
+    note_concurrency(jobs, llm_spec, llm_config)
     overrides = _eval_overrides(eval_options)
     if allow_degenerate:  # in every EvalConfig of the run (the policy) and in the run's stored config
         overrides["allow_degenerate"] = True

@@ -97,3 +97,15 @@ def merge_llm_options(
         temperature=temperature,
         max_tokens=max_tokens,
     )
+
+
+def note_concurrency(jobs: int, spec: str, llm_config: LLMConfig) -> None:
+    """A model behind an API answers at most ``llm.concurrency`` calls at a time: with more ops in flight
+    (``--jobs``) the rest wait for the model and its latency is not hidden (docs/llm.md)."""
+    from harness.llm.factory import spec_is_offline
+
+    limit = getattr(llm_config, "concurrency", None)
+    if limit is not None and jobs > limit and not spec.startswith("replay:") and not spec_is_offline(spec):
+        click.echo(f"note: --jobs {jobs} but llm.concurrency is {limit}: at most {limit} LLM calls are in flight, "
+                   f"so ops wait for the model; set concurrency = {jobs} under [llm] in your --llm-config "
+                   "(docs/llm.md) unless the API's rate limit needs fewer", err=True)

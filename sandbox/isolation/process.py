@@ -46,6 +46,7 @@ from sandbox.isolation.proctree import (
     descendants,
     shared_children_map,
     stop_tree,
+    tree,
 )
 
 PR_SET_PDEATHSIG = 1
@@ -331,7 +332,7 @@ class ProcessHandle:
 
     def kill(self) -> None:
         for _ in range(3):
-            pids = descendants(self.pid) if self.proc.poll() is None else []
+            pids = tree(self.pid) if self.proc.poll() is None else []
             for p in reversed(pids):
                 try:
                     os.kill(p, signal.SIGKILL)
@@ -363,7 +364,7 @@ class ProcessHandle:
         if self.proc.poll() is not None:
             return 0
         own = 4 if self.root is not None else 1
-        return max(0, len(descendants(self.pid)) - own)
+        return max(0, len(tree(self.pid)) - own)
 
 
 class ProcessLauncher:

@@ -28,3 +28,37 @@ def test_27_watchdog_ticks_sharing_one_walk(benchmark):
 
     maps = benchmark(tick_all)
     assert all(m is maps[0] for m in maps)  # one walk served every tick of the round
+
+
+def _small_tree():
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-c", "import os, time\nif os.fork() == 0:\n    time.sleep(60)\n"
+                             "time.sleep(60)"])
+
+
+def test_a_freeze_reading_the_whole_host_table(benchmark):
+    """The output check's freeze as it was before session 18: each pass of ``stop_tree`` walked all of
+    /proc (at least two walks a freeze). Compare with the next benchmark; the gap grows with the
+    host's process count (``host_processes``)."""
+    p = _small_tree()
+    try:
+        def freeze():
+            return [proctree.descendants(p.pid) for _ in range(2)]
+
+        benchmark(freeze)
+        benchmark.extra_info["host_processes"] = sum(len(v) for v in proctree._children_map().values())
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_a_freeze_reading_the_trees_own_children_lists(benchmark):
+    p = _small_tree()
+    try:
+        benchmark(lambda: [proctree.tree(p.pid) for _ in range(2)])
+        benchmark.extra_info["host_processes"] = sum(len(v) for v in proctree._children_map().values())
+    finally:
+        p.kill()
+        p.wait()

@@ -72,3 +72,50 @@ def test_watchdogs_share_one_recent_host_scan_and_see_a_new_process_once_it_is_o
     finally:
         p.kill()
         p.wait()
+
+
+# forks from a side thread as well as the main one, and keeps forking (children that fork once more) for
+# about a second: at most 2 x 40 children and 40 grandchildren, each asleep (bounded: no fork bomb)
+FORKER = r"""
+import os, threading, time
+def forker(n, depth):
+    for _ in range(n):
+        if os.fork() == 0:
+            if depth:
+                forker(1, depth - 1)
+            time.sleep(30)
+            os._exit(0)
+        time.sleep(0.025)
+    time.sleep(30)
+threading.Thread(target=forker, args=(40, 1), daemon=True).start()
+print("up", flush=True)
+forker(40, 0)
+"""
+
+
+def _state(pid: int) -> bytes:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        s = f.read()
+    return s[s.rfind(b")") + 2 :].split()[0]
+
+
+def test_the_tree_read_from_its_own_children_lists_is_the_whole_scans_tree_and_a_forking_tree_stops_whole():
+    """``tree`` (each thread's children list, O(tree)) finds what the host-wide scan finds, children of a
+    side thread included; and a tree that keeps forking from two threads is stopped whole: after
+    ``stop_tree`` every process the host-wide scan puts in it is stopped, none left running."""
+    from sandbox.isolation import proctree
+
+    assert proctree._children_files()  # the kernels we judge on have the lists; else tree() is the scan
+    proc = subprocess.Popen([sys.executable, "-c", FORKER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "up"
+        time.sleep(0.3)
+        stopped = stop_tree(proc.pid)
+        whole = descendants(proc.pid)  # the ground truth, read once everything is stopped
+        assert len(whole) >= 4 and sorted(proctree.tree(proc.pid)) == sorted(whole)
+        assert set(whole) <= set(stopped)
+        assert all(_state(p) in (b"T", b"t") for p in whole), [(p, _state(p)) for p in whole]
+    finally:
+        for p in stop_tree(proc.pid):  # stopped first: none forks while the tree is killed
+            os.kill(p, 9)
+        proc.wait(5)

@@ -92,3 +92,17 @@ def test_llm_check_with_a_bad_key_fails_with_the_fix(fake_server, tmp_path, monk
     p.write_text(TOML.format(url=fake_server.url))
     r = invoke("llm", "check", "--llm-config", str(p))
     assert r.exit_code != 0 and "401" in r.output and "--llm-api-key-env" in r.output
+
+
+@pytest.mark.parametrize("llm, jobs, noted", [("fake-model@http://127.0.0.1:1/v1", 8, True),
+                                              ("fake-model@http://127.0.0.1:1/v1", 4, False), ("offline", 8, False)])
+def test_run_notes_when_more_ops_are_in_flight_than_llm_calls(tmp_path, llm, jobs, noted):
+    """With --jobs above llm.concurrency (4 by default) the ops wait for the model: the run says so and
+    names the fix before anything runs (here the op does not exist, so nothing does)."""
+    r = invoke("run", "--method", "one-shot", "--llm", llm, "--jobs", jobs, "--ops", "no_such_op", "--device", "cpu",
+               "--results", tmp_path / "results")
+    assert r.exit_code == 2, r.output
+    note = f"note: --jobs {jobs} but llm.concurrency is 4: at most 4 LLM calls are in flight"
+    assert (note in r.output) is noted, r.output
+    if noted:
+        assert "concurrency = 8 under [llm]" in r.output
