@@ -39,7 +39,8 @@ def _children_map() -> dict[int, list[int]]:
 
 
 _SHARED_LOCK = threading.Lock()
-_shared: tuple[float, dict[int, list[int]]] = (float("-inf"), {})
+_shared: tuple[float, dict[int, list[int]], float] = (float("-inf"), {}, 0.0)  # (taken at, map, its cost in s)
+SCAN_SHARE = 0.25  # at most this share of the time goes to the shared scan: on a big host it is taken less often
 
 
 def shared_children_map(max_age_s: float) -> dict[int, list[int]]:
@@ -47,14 +48,17 @@ def shared_children_map(max_age_s: float) -> dict[int, list[int]]:
     a scan reads every /proc/<pid>/stat (about 18 us each in Python, under the GIL), and with
     fifteen build workers and three judging lanes, each of ~27 watchdogs scanning a busy host
     four times a second kept the GIL of the judging process busy. The scan is taken again once
-    it is older than ``max_age_s``. Freezing and killing a tree always scan afresh."""
+    it is older than ``max_age_s``, or than its own cost / SCAN_SHARE where that is longer (with
+    thousands of processes a walk takes 50-100 ms: every 0.2 s it would hold the GIL a third of
+    the time and more). Freezing and killing never use it (``tree``)."""
     global _shared
     with _SHARED_LOCK:
-        at, kids = _shared
+        at, kids, cost = _shared
         now = time.monotonic()
-        if now - at > max_age_s:
+        if now - at > max(max_age_s, cost / SCAN_SHARE):
             kids = _children_map()
-            _shared = (time.monotonic(), kids)
+            done = time.monotonic()
+            _shared = (done, kids, done - now)
         return kids
 
 

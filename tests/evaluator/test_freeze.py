@@ -66,6 +66,7 @@ def test_watchdogs_share_one_recent_host_scan_and_see_a_new_process_once_it_is_o
     try:
         stale = proctree.shared_children_map(60.0)
         assert p.pid not in descendants(os.getpid(), stale)
+        time.sleep(0.2)  # past the last walk's cost / SCAN_SHARE too (a walk here takes a few ms)
         fresh = proctree.shared_children_map(0.0)
         assert fresh is not first
         assert p.pid in descendants(os.getpid(), fresh)
@@ -119,3 +120,26 @@ def test_the_tree_read_from_its_own_children_lists_is_the_whole_scans_tree_and_a
         for p in stop_tree(proc.pid):  # stopped first: none forks while the tree is killed
             os.kill(p, 9)
         proc.wait(5)
+
+
+def test_the_shared_scan_is_taken_less_often_where_it_is_slow(monkeypatch):
+    """On a host whose walk of /proc is slow, the watchdogs' shared scan is reused for longer (its cost
+    / SCAN_SHARE), so it never holds the judging process's GIL more than that share of the time."""
+    from sandbox.isolation import proctree
+
+    walks = []
+
+    def slow_walk():
+        walks.append(time.monotonic())
+        time.sleep(0.1)  # a walk of several thousand processes
+        return {}
+
+    monkeypatch.setattr(proctree, "_shared", (float("-inf"), {}, 0.0))
+    monkeypatch.setattr(proctree, "_children_map", slow_walk)
+    proctree.shared_children_map(0.05)
+    time.sleep(0.1)  # older than max_age_s, younger than 0.1 s / SCAN_SHARE
+    proctree.shared_children_map(0.05)
+    assert len(walks) == 1
+    time.sleep(0.1 / proctree.SCAN_SHARE)
+    proctree.shared_children_map(0.05)
+    assert len(walks) == 2
