@@ -6,7 +6,6 @@ measurement (docs/records); here only the parts whose mistakes would make its nu
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import time
 from pathlib import Path
@@ -44,8 +43,8 @@ def test_the_slow_model_answers_over_http_late_with_a_new_build_each_call(monkey
 
 def test_only_judgements_the_evaluator_ran_are_counted_and_the_best_window_is_found():
     def row(task, source, t, key="k1", status="valid"):
-        v = {"durations_s": {"exclusive": 1.0}}
-        return ("op", "feedback", status, f"2026-11-27T04:00:{t:02d}+00:00", json.dumps(v), task, source, key)
+        v = {"durations_s": {"exclusive": 1.0}, "evidence": {}}
+        return ("op", "feedback", status, f"2026-11-27T04:00:{t:02d}+00:00", v, task, source, key)
 
     rows = [row("relu", "a", 0), row("relu", "a", 5),  # the same source again: reused
             row("relu", "b", 10, status="incorrect"), row("softmax", "a", 20),  # another task: its own judgement

@@ -37,7 +37,6 @@ import random
 import secrets
 import shutil
 import signal
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -159,7 +158,7 @@ def run(a: argparse.Namespace) -> None:
                  *(["--budget", str(a.budget)] if a.budget else []),
                  *sum((["--eval-option", o] for o in a.eval_option), [])] for m, s in runs]
         t0 = time.time()
-        meta = {"t0": t0, "cmds": cmds, "ops": ops.split(","), "args": {k: v for k, v in vars(a).items() if k != "func"},
+        meta = {"t0": t0, "cmds": cmds, "run_ids": [f"scale-{m}-s{s}" for m, s in runs], "ops": ops.split(","), "args": {k: v for k, v in vars(a).items() if k != "func"},
                 "gpus": _gpus(), "cpus": os.cpu_count(), "commit": os.environ.get("KH_COMMIT", "")}
         (work / "started.json").write_text(json.dumps(meta, indent=1))
         cpu.start()
@@ -188,15 +187,26 @@ def run(a: argparse.Namespace) -> None:
     summary(work, a.window_s)
 
 
-def _rows(db: Path) -> tuple[list[tuple], list[tuple]]:
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=60)
+def _run_ids(meta: dict) -> list[str]:
+    return meta.get("run_ids") or [c[c.index("--run-id") + 1] for c in meta.get("cmds", []) if "--run-id" in c]
+
+
+def _rows(db: Path, run_ids: list[str]) -> tuple[list[tuple], list[tuple]]:
+    """Every verdict of the runs as (op, mode, status, stored at, {durations_s, evidence}, task sha,
+    source sha, settings key), and every LLM call as (latency, error, stored at), read through the store."""
+    from harness.store import Results, Store
+    from harness.store.llm_calls import LLMCalls
+
+    store = Store.read_only(db)
     try:
-        verdicts = con.execute(
-            "SELECT v.op, v.mode, v.status, v.created_at, v.verdict_json, v.task_sha256, v.source_sha256, "
-            "v.config_key FROM verdicts v ORDER BY v.verdict_id").fetchall()
-        calls = con.execute("SELECT latency_s, error, created_at FROM llm_calls").fetchall()
+        res = Results(store)
+        verdicts = [(v.op, v.mode, v.status, v.created_at,
+                     {"durations_s": v.verdict.durations_s, "evidence": v.verdict.evidence},
+                     v.task_sha256, v.source_sha256, v.config_key)
+                    for r in run_ids for v in res.list_verdicts(r)]
+        calls = [(c.latency_s, c.error, c.created_at) for r in run_ids for c in LLMCalls(store).of_run(r)]
     finally:
-        con.close()
+        store.close()
     return verdicts, calls
 
 
@@ -215,11 +225,10 @@ def judged_times(verdicts: list[tuple]) -> tuple[list[float], list[dict], collec
     reused, and a reply that did not parse (stored with no settings key) was never judged."""
     seen: set = set()
     times, durations, kinds = [], [], collections.Counter()
-    for _op, mode, status, created, vjson, task_sha, source_sha, key_ in verdicts:
+    for _op, mode, status, created, v, task_sha, source_sha, key_ in verdicts:
         if key_ is None:
             kinds["reply not parsed"] += 1
             continue
-        v = json.loads(vjson)
         key = (task_sha, source_sha, mode, key_)
         if key in seen:
             kinds["reused"] += 1
@@ -245,7 +254,7 @@ def best_window(times: list[float], window_s: float) -> tuple[int, float]:
 def summary(work: Path, window_s: float) -> dict:
     meta = json.loads((work / "started.json").read_text())
     t0, gpus = meta["t0"], max(1, meta.get("gpus") or 1)
-    verdicts, calls = _rows(work / "results" / "harness.sqlite")
+    verdicts, calls = _rows(work / "results" / "harness.sqlite", _run_ids(meta))
     times, durs, kinds = judged_times(verdicts)
     end = meta.get("stopped_at") or meta.get("ended") or time.time()
     span = end - t0
@@ -270,7 +279,7 @@ def summary(work: Path, window_s: float) -> dict:
         "durations_median_s": {k: round(statistics.median(d[k] for d in durs if d.get(k) is not None), 2)
                                for k in ("queue", "check", "time", "exclusive", "total", "harness_total")
                                if any(d.get(k) is not None for d in durs)},
-        "prebuild_compile_median_s": _median([(json.loads(r[4]).get("evidence") or {}).get("executor", {})
+        "prebuild_compile_median_s": _median([(r[4].get("evidence") or {}).get("executor", {})
                                                .get("prebuild_compile_s") for r in verdicts if r[7] is not None]),
         "rc": meta.get("rc"),
     }
@@ -334,8 +343,8 @@ def _progress(work: Path) -> str:
     if not db.exists():
         return f"{time.time() - meta['t0']:.0f} s: no store yet"
     try:
-        verdicts, calls = _rows(db)
-    except sqlite3.Error as e:
+        verdicts, calls = _rows(db, _run_ids(meta))
+    except Exception as e:  # noqa: BLE001  (a store being created: say so and look again)
         return f"{time.time() - meta['t0']:.0f} s: store not readable yet ({e})"
     times, _, kinds = judged_times(verdicts)
     recent = sum(1 for t in times if t > time.time() - 60)
