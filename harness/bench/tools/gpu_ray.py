@@ -37,14 +37,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_two_summary  # noqa: E402  (this folder's bookkeeping of the GPU runs)
 
 
-def _gpu_count() -> int:
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    return sum(line.startswith("GPU ") for line in out.splitlines())
-
-
 def batch(name: str, manifest: Path, work: Path, cluster, args, runs: Path, say) -> None:
     out = work / name
     shutil.rmtree(out, ignore_errors=True)
@@ -104,7 +96,7 @@ def main() -> None:
 
     from tests.support.raycluster import ray_cluster
 
-    gpus = _gpu_count()
+    gpus = gpu_two_summary.gpu_count()
     k = args.gpus_per_node or max(1, gpus // 2)
     cpus = max(2, (os.cpu_count() or 2) // 2)
     args.jobs = args.jobs or max(1, (os.cpu_count() or 2) - 1)
@@ -129,13 +121,7 @@ def main() -> None:
     (work / "ray-nodes.log").write_text(logs)
     rows = [json.loads(x) for x in open(runs)] if runs.exists() else []
     by = {r["run"].split("-")[0]: r for r in rows}
-    verdicts: dict[str, set] = {}
-    for r in rows:
-        for pid, v in r["verdicts"].items():
-            verdicts.setdefault(pid.split("#")[0], set()).add((v["status"], v["rule"]))
-    differ = {kk: sorted(map(str, v)) for kk, v in verdicts.items() if len(v) > 1}
-    say(f"verdicts over {len(rows)} runs: {len(verdicts)} kernels, {len(verdicts) - len(differ)} with one verdict "
-        f"in every run and copy; differ: {differ or 'none'}")
+    say(gpu_two_summary.agreement(rows))
     if "nodes1" in by and "nodes2" in by and by["nodes1"].get("per_min_after_first"):
         a1, a2 = by["nodes1"]["per_min_after_first"], by["nodes2"]["per_min_after_first"]
         r1, r2 = by["nodes1"]["per_min"], by["nodes2"]["per_min"]

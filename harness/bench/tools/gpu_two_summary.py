@@ -105,28 +105,37 @@ def run(name: str, out: str, t0: float, runs_jsonl: str) -> None:
         f.write(json.dumps({**s, "verdicts": per}) + "\n")
 
 
-def _gpus() -> str:
-    """How many GPUs the "gpu2" runs used: every GPU the machine shows (two on the two-GPU kinds)."""
+def gpu_count() -> int:
+    """The GPUs the machine shows (nvidia-smi -L; 0 where there is none). Shared by this folder's tools."""
     import subprocess
 
     try:
         out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=15).stdout
     except (OSError, subprocess.SubprocessError):
-        return "all"
-    n = sum(line.startswith("GPU ") for line in out.splitlines())
-    return str(n) if n else "all"
+        return 0
+    return sum(line.startswith("GPU ") for line in out.splitlines())
 
 
-def compare(runs_jsonl: str) -> None:
-    runs = [json.loads(x) for x in open(runs_jsonl) if x.strip()]
-    by = {r["run"]: r for r in runs}
+def _gpus() -> str:
+    """How many GPUs the "gpu2" runs used: every GPU the machine shows (two on the two-GPU kinds)."""
+    return str(gpu_count() or "all")
+
+
+def agreement(runs: list[dict]) -> str:
+    """One line: over the runs, how many kernels got one verdict in every run and copy, and which did not."""
     verdicts: dict[str, set] = collections.defaultdict(set)
     for r in runs:
         for pid, v in r["verdicts"].items():
             verdicts[pid.split("#")[0]].add((v["status"], v["rule"]))
     differ = {k: sorted(map(str, v)) for k, v in verdicts.items() if len(v) > 1}
-    print(f"verdicts over {len(runs)} runs: {len(verdicts)} kernels, "
-          f"{len(verdicts) - len(differ)} with one verdict in every run and copy; differ: {differ or 'none'}")
+    return (f"verdicts over {len(runs)} runs: {len(verdicts)} kernels, "
+            f"{len(verdicts) - len(differ)} with one verdict in every run and copy; differ: {differ or 'none'}")
+
+
+def compare(runs_jsonl: str) -> None:
+    runs = [json.loads(x) for x in open(runs_jsonl) if x.strip()]
+    by = {r["run"]: r for r in runs}
+    print(agreement(runs))
     lanes = sorted({k.split("-")[1] for k in by if k.startswith(("gpu1-", "gpu2-"))})
     for ln in lanes:  # the ratio at the same number of judging threads per GPU
         one = [by[k] for k in by if k.startswith(f"gpu1-{ln}-") and "per_min" in by[k]]
