@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import shlex
 import signal
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -130,14 +131,23 @@ def stop_signals() -> Iterator[None]:
         _latched[:] = _latched or ["SIGINT"]
         signal.default_int_handler(signum, frame)
 
+    old_hook = sys.unraisablehook
+
+    def quiet_latched(unraisable: Any) -> None:
+        if _latched and isinstance(unraisable.exc_value, KeyboardInterrupt):
+            return  # the latched stop signal: raised again at the run's next step
+        old_hook(unraisable)
+
     old_term = signal.signal(signal.SIGTERM, on_sigterm)
     old_int = signal.getsignal(signal.SIGINT)
     if old_int is signal.default_int_handler:
         signal.signal(signal.SIGINT, on_sigint)
     _latched.clear()
+    sys.unraisablehook = quiet_latched
     try:
         yield
     finally:
+        sys.unraisablehook = old_hook
         signal.signal(signal.SIGTERM, old_term)
         if old_int is signal.default_int_handler:
             signal.signal(signal.SIGINT, old_int)
