@@ -16,7 +16,8 @@ the evaluator imports nothing of ``harness/``.
 - name registries (methods, executors, LLM backends, isolation): ``Registry``, ``UnknownName``,
   ``load_target``
 - the device lanes, for the executors: ``parked_judgements`` (judgements that gave their device
-  up during a slow first call, sandbox/lane/firstcall.py)
+  up during a slow first call, sandbox/lane/firstcall.py) and ``machine_slots`` (judgements in
+  flight per GPU counted across the machine's harness processes, sandbox/lane/slots.py)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from sandbox.isolation import get_launcher
 from sandbox.isolation.base import Launcher, Limits, Mount, SandboxUnavailable, WorkerSpec
 from sandbox.isolation.engine import probe as engine_probe
 from sandbox.isolation.process import probe as isolation_probe
+from sandbox.lane import slots as machine_slots
 from sandbox.lane.devicelock import parked as parked_judgements
 from sandbox.machine import Gpu, Machine, fingerprint, nvidia_smi, package_version
 from sandbox.registry import Registry, UnknownName, load_target
@@ -45,5 +47,5 @@ __all__ = [
     "fingerprint", "get_launcher", "isolation_probe", "load_target", "load_task", "nvidia_smi",
     "package_version", "prebuild",
     "DegenerateTask", "TaskCheck", "check_tasks",
-    "parked_judgements",
+    "parked_judgements", "machine_slots",
 ]

@@ -34,6 +34,7 @@ class ExecutorStats:
     build_compile_s: list[float] = field(default_factory=list)  # compile time per prebuild that compiled
     build_wall_s: list[float] = field(default_factory=list)
     busy_s: float = 0.0  # time timing workers spent judging, summed over workers
+    slot_wait_s: float = 0.0  # time judging threads waited for a machine-wide slot (sandbox/lane/slots.py)
     first_submit: float | None = None
     last_done: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
@@ -59,6 +60,7 @@ class ExecutorStats:
             "busy_fraction": round(self.busy_s / (wall * timing_slots), 3) if wall > 0 else None,
             "median_compile_s": round(statistics.median(self.build_compile_s), 2) if self.build_compile_s else None,
             "busy_s_per_judgement": round(self.busy_s / self.judged, 3) if self.judged else 0.0,
+            "slot_wait_s": round(self.slot_wait_s, 3),
         }
 
 

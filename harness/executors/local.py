@@ -32,7 +32,7 @@ from harness.astlock import serialise_ast_parse
 from harness.executors import buildorder
 from harness.executors.base import ExecutorStats, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
-from sandbox.contract import EvalConfig, Task, Verdict, parked_judgements
+from sandbox.contract import EvalConfig, Task, Verdict, machine_slots, parked_judgements
 
 LANE_POLL_S = 0.5  # how often an idle judging thread looks again at its device's parked judgements
 
@@ -92,7 +92,8 @@ class LocalExecutor:
     def __init__(self, compile_workers: int | None = None, timing_devices: list[str] | None = None,
                  compile_cuts: bool = True, judge_fn: JudgeFn | None = None,
                  build_fn: Callable[..., Any] | None = None, build_nice: int = 10,
-                 judges_per_device: int | None = None) -> None:
+                 judges_per_device: int | None = None,
+                 slot_base: Callable[[str], str | None] | None = None) -> None:
         serialise_ast_parse()  # candidates are parsed from several threads (static scan)
         self.compile_workers = default_compile_workers() if compile_workers is None else compile_workers
         self.devices = timing_devices or default_timing_devices()
@@ -105,6 +106,7 @@ class LocalExecutor:
         else:
             self._cuts_ready.set()
         self.stats = ExecutorStats()
+        self._slot_base = slot_base or machine_slots.base_for  # the machine-wide count's files (None: not counted)
         self._judge_fn = judge_fn
         self._build_fn = build_fn
         self._seq = itertools.count()
@@ -264,18 +266,41 @@ class LocalExecutor:
                     return
                 unit = heapq.heappop(self._ready)
                 self._running[device] += 1
+            slot = None
             try:
-                self._judge_unit(unit, device, judge)
+                slot, waited = self._machine_slot(device)
+                if slot is not False:  # False: closed while waiting; close() fails the unit like those still waiting
+                    self._judge_unit(unit, device, judge, waited)
             finally:
+                if slot:
+                    slot.release()
                 with self._cv:
                     self._running[device] -= 1
                     self._cv.notify_all()
+
+    def _machine_slot(self, device: str) -> Any:
+        """One of the machine's judgements in flight on ``device`` (sandbox/lane/slots.py): several
+        harness processes on one machine share judges_per_device per GPU instead of each starting as
+        many. (slot, seconds waited); (None, None) where nothing is counted (a CPU device,
+        KH_MACHINE_SLOTS=0); (False, ...) once the executor closed while waiting. The slots this process may try grow with its parked
+        judgements, as its lanes do (_lane_free)."""
+        try:
+            base = self._slot_base(device)
+            if base is None:
+                return None, None
+            slot, waited = machine_slots.take(base, lambda: self.judges_per_device + parked_judgements(device),
+                                              lambda: self._closed)
+        except OSError:  # the slot files cannot be made or opened here: judged as if not counted
+            return None, None
+        with self.stats.lock:
+            self.stats.slot_wait_s += waited
+        return (False if slot is None else slot), waited
 
     def _lane_free(self, device: str) -> bool:
         """Fewer than judges_per_device of ``device``'s judgements are in flight and not parked."""
         return self._running[device] - parked_judgements(device) < self.judges_per_device
 
-    def _judge_unit(self, unit: _Unit, device: str, judge: JudgeFn) -> None:
+    def _judge_unit(self, unit: _Unit, device: str, judge: JudgeFn, slot_wait: float | None = None) -> None:
         cfg = unit.config
         if cfg.device.startswith("cuda") and len(self.devices) > 1 and device.startswith("cuda"):
             cfg = dataclasses.replace(cfg, device=device)
@@ -287,12 +312,13 @@ class LocalExecutor:
         except BaseException as e:  # noqa: BLE001 - CandidateError/TaskError go to the caller
             unit.future.set_exception(e)
         else:
+            slot = {} if slot_wait is None else {"slot_wait_s": round(slot_wait, 3)}  # the machine-wide count's wait
             if unit.build is not None:
                 v.evidence.setdefault("executor", {"name": self.name, "prebuild": unit.build.outcome,
                                                    "prebuild_compile_s": round(unit.build.compile_s, 3),
-                                                   "lane": device})
+                                                   "lane": device, **slot})
             else:  # nothing to compile ahead: it came straight to this lane
-                v.evidence.setdefault("executor", {"name": self.name, "prebuild": "none", "lane": device})
+                v.evidence.setdefault("executor", {"name": self.name, "prebuild": "none", "lane": device, **slot})
             unit.future.set_result(v)
         finally:
             with self.stats.lock:  # busy = the time the device was held (whole judgement if unknown)

@@ -22,7 +22,9 @@ process in its own session outlives its call): ``start`` + ``wait --for-s 570`` 
 judgement begins) and the summary counts the judgements the evaluator ran (a verdict reused from
 the store, or a reply that did not parse, is not one): per minute, over the best ``--window-s``
 stretch, GPU held share, CPU busy share, LLM calls and their latency, and the projection to an
-8-GPU node (docs/performance.md says how it is made).
+8-GPU node (docs/performance.md says how it is made). The runs count their judgements in flight per
+GPU across the machine (sandbox/lane/slots.py); ``KH_MACHINE_SLOTS=0`` in the tool's environment
+runs them without that count, for a comparison on the same machine (the summary says which).
 """
 
 from __future__ import annotations
@@ -152,7 +154,8 @@ def run(a: argparse.Namespace) -> None:
                  *sum((["--eval-option", o] for o in a.eval_option), [])] for m, s in runs]
         t0 = time.time()
         meta = {"t0": t0, "cmds": cmds, "run_ids": [f"scale-{m}-s{s}" for m, s in runs], "ops": ops.split(","), "args": {k: v for k, v in vars(a).items() if k != "func"},
-                "gpus": gpu_count(), "cpus": os.cpu_count(), "commit": os.environ.get("KH_COMMIT", "")}
+                "gpus": gpu_count(), "cpus": os.cpu_count(), "commit": os.environ.get("KH_COMMIT", ""),
+                "machine_slots": os.environ.get("KH_MACHINE_SLOTS", "1") != "0"}  # sandbox/lane/slots.py; A/B with =0
         (work / "started.json").write_text(json.dumps(meta, indent=1))
         cpu.start()
         env = {**os.environ, KEY_ENV: token, "PYTHONUNBUFFERED": "1"}

@@ -117,6 +117,9 @@ def summary(work: Path, window_s: float) -> dict:
                                if any(d.get(k) is not None for d in durs)},
         "prebuild_compile_median_s": _median([(r[4].get("evidence") or {}).get("executor", {})
                                                .get("prebuild_compile_s") for r in verdicts if r[7] is not None]),
+        "slot_wait_median_s": _median([(r[4].get("evidence") or {}).get("executor", {}).get("slot_wait_s")
+                                       for r in verdicts if r[7] is not None]),  # sandbox/lane/slots.py
+        "machine_slots": meta.get("machine_slots"),
         "rc": meta.get("rc"),
     }
     s["projection"] = project(s)
@@ -131,7 +134,8 @@ def summary(work: Path, window_s: float) -> dict:
              f"{s['window_per_min']} a minute; GPU held share {s['gpu_held_share']}, CPU busy {s['cpu_busy_window']}",
              f"LLM: {s['llm_calls']} calls recorded, {s['llm_errors']} errors, latency {s['llm_latency_s']}; "
              f"judgement durations (median s) {s['durations_median_s']}; builds (median s, cache hits "
-             f"included) {s['prebuild_compile_median_s']}",
+             f"included) {s['prebuild_compile_median_s']}; machine-wide slots {s['machine_slots']}, "
+             f"median wait for one {s['slot_wait_median_s']} s",
              f"projection: {s['projection']}"]
     (work / "summary.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
