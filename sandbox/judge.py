@@ -27,7 +27,7 @@ from sandbox.intake.task import Task, TaskError
 from sandbox.isolation import get_launcher
 from sandbox.isolation.base import SandboxUnavailable
 from sandbox.isolation.process import outer_uid
-from sandbox.lane import devicelock
+from sandbox.lane import devicelock, holdcpu
 from sandbox.lane.devicelock import DeviceLock, device_lock
 from sandbox.lane.firstcall import FirstCalls
 from sandbox.rules import opcount
@@ -86,6 +86,7 @@ class Judge(Checks):
         self.ticket = devicelock.ticket()  # its place in line for the device (the oldest goes first)
         self.lock_rank = devicelock.JUDGING  # the warm-apart worker's Judge waits behind judging pairs
         self._held_since = 0.0
+        self._hold_cpu: holdcpu.HoldCpu | None = None  # CPU and run-queue time over the hold (lane/holdcpu.py)
         self.book_pending: dict[tuple[str, ...], list[float]] = {}  # baselines to book once valid (timing.py)
         self.phase = ""  # "import" or "warm" while buildphase.open_and_warm runs (its fallbacks), then "judge"
         self.tier: WorkTier | None = None  # this judgement's working copy of its build tier (sandbox/build/tiers.py)
@@ -151,6 +152,7 @@ class Judge(Checks):
         self._lock = device_lock(self.cfg.device)
         self._lock.acquire(self.lock_rank, self.ticket)
         self._held_since = time.monotonic()
+        self._hold_cpu = holdcpu.start({w.role: w.handle.pid for w in (self.ref, self.cand)})
         waited = self._held_since - t
         self.deadline += waited
         for w in (self.ref, self.cand):
@@ -265,6 +267,8 @@ class Judge(Checks):
         given up once they are gone, then their files cleaned, outside the lock: a first call that
         yields the lane waits only for its workers' end (H200, 2026-11-26)."""
         workers = [w for w in (self.cand, self.ref) if w is not None]
+        if self._hold_cpu is not None:  # the last hold's (a lane yield or a fallback holds again)
+            self.v.evidence["hold_cpu"], self._hold_cpu = holdcpu.finish(self._hold_cpu), None
         try:
             try:
                 for w in workers:

@@ -75,6 +75,11 @@ def test_concurrent_judgements_take_the_device_one_at_a_time(monkeypatch):
         assert abs(v.durations_s["exclusive"] - (lock.when(n, "free") - lock.when(n, "got"))) < 0.1
     # the second waited for the whole of the first one's hold, and that wait is on its record
     assert out[second].durations_s["queue"] >= out[first].durations_s["exclusive"] - 0.1
+    for n in names:  # where the hold went on the CPU side (sandbox/lane/holdcpu.py)
+        hc, held = out[n].evidence["hold_cpu"], out[n].durations_s["exclusive"]
+        assert abs(hc["wall_s"] - held) < 0.5, (hc, held)
+        assert all(hc[r]["cpu_s"] > 0 for r in ("judging_thread", "reference", "candidate")), hc
+        assert hc["judging_thread"]["cpu_s"] + hc["judging_thread"]["runq_s"] <= hc["wall_s"] + 0.05, hc
 
 
 def _contend(entries: list[tuple[str, int, int]]) -> list[str]:

@@ -66,7 +66,7 @@ def manifest(folder: str, copies: int, copies1: int | None = None) -> None:
 def run(name: str, out: str, t0: float, runs_jsonl: str) -> None:
     want = expected()
     rows = [json.loads(x) for x in open(os.path.join(out, "results.jsonl")) if x.strip()]
-    held, done_at, lanes, agree, per, waits, starts = [], [], collections.Counter(), 0, {}, [], []
+    held, done_at, lanes, agree, per, waits, starts, evs = [], [], collections.Counter(), 0, {}, [], [], []
     for row in rows:
         base = row["id"].split("#")[0]
         vf = row.get("verdict_file")
@@ -74,6 +74,7 @@ def run(name: str, out: str, t0: float, runs_jsonl: str) -> None:
         v = json.load(open(path)) if path and os.path.exists(path) else {}
         ev = v.get("evidence", {})
         d = v.get("durations_s", {})
+        evs.append(ev)
         if d.get("exclusive") is not None:
             held.append(d["exclusive"] + (ev.get("warm_apart_exclusive_s") or 0.0))
         lanes[(ev.get("executor") or {}).get("lane") or v.get("device") or "?"] += 1
@@ -97,12 +98,25 @@ def run(name: str, out: str, t0: float, runs_jsonl: str) -> None:
                  per_min_after_first=round(60 * (len(rows) - 1) / max(1e-9, times[-1] - times[0]), 2))
     if held:
         s.update(held_median_s=round(statistics.median(held), 2), held_mean_s=round(statistics.mean(held), 2),
-                 wait_median_s=round(statistics.median(waits), 2))
+                 wait_median_s=round(statistics.median(waits), 2), hold_cpu=hold_cpu_medians(evs))
         if times and starts:  # the share of the run's span some judgement held the GPU
             s.update(gpu_busy=round(sum(held) / max(1e-9, times[-1] - min(starts)), 2))
     print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in s.items() if k != "run"))
     with open(runs_jsonl, "a") as f:
         f.write(json.dumps({**s, "verdicts": per}) + "\n")
+
+
+def hold_cpu_medians(evidences: list[dict]) -> dict[str, dict[str, float]]:
+    """Median CPU and run-queue seconds over the GPU hold, per side (``evidence.hold_cpu``,
+    sandbox/lane/holdcpu.py): what is left of a hold that is neither running nor waiting for a CPU
+    is waiting on the GPU, on the other side, or (the judging thread) on its process's GIL."""
+    out: dict[str, dict[str, float]] = {}
+    for side in ("judging_thread", "reference", "candidate"):
+        vals = [e["hold_cpu"][side] for e in evidences if isinstance(e.get("hold_cpu"), dict)
+                and isinstance(e["hold_cpu"].get(side), dict)]
+        if vals:
+            out[side] = {k: round(statistics.median(x[k] for x in vals), 2) for k in ("cpu_s", "runq_s")}
+    return out
 
 
 def gpu_count() -> int:

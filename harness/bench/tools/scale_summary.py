@@ -16,6 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gpu_two_summary import hold_cpu_medians  # this folder (gpu_scale.py puts it on sys.path)
+
 
 def _p90(xs: list[float]) -> float:
     """The 90th percentile, interpolated between order statistics (the low index it replaced read
@@ -120,6 +122,7 @@ def summary(work: Path, window_s: float) -> dict:
         "slot_wait_median_s": _median([(r[4].get("evidence") or {}).get("executor", {}).get("slot_wait_s")
                                        for r in verdicts if r[7] is not None]),  # sandbox/lane/slots.py
         "machine_slots": meta.get("machine_slots"),
+        "hold_cpu_median_s": hold_cpu_medians([r[4].get("evidence") or {} for r in verdicts if r[7] is not None]),
         "rc": meta.get("rc"),
     }
     s["projection"] = project(s)
@@ -135,7 +138,8 @@ def summary(work: Path, window_s: float) -> dict:
              f"LLM: {s['llm_calls']} calls recorded, {s['llm_errors']} errors, latency {s['llm_latency_s']}; "
              f"judgement durations (median s) {s['durations_median_s']}; builds (median s, cache hits "
              f"included) {s['prebuild_compile_median_s']}; machine-wide slots {s['machine_slots']}, "
-             f"median wait for one {s['slot_wait_median_s']} s",
+             f"median wait for one {s['slot_wait_median_s']} s; over the hold, CPU and run-queue s (median) "
+             f"{s['hold_cpu_median_s']}",
              f"projection: {s['projection']}"]
     (work / "summary.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

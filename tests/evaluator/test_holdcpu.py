@@ -1,0 +1,48 @@
+"""``evidence.hold_cpu`` (sandbox/lane/holdcpu.py): the CPU time and run-queue wait of the judging
+thread and of each worker's process tree over a judgement's device hold, from the kernel's
+schedstat. Three processes pinned to one CPU: the measured one waited for it about two thirds of
+the time, and the numbers say so."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from sandbox.lane import holdcpu
+
+SPIN = "import time\nt = time.monotonic()\nwhile time.monotonic() - t < 30: pass\n"
+
+
+@pytest.mark.skipif(not holdcpu.available(), reason="the kernel has no per-thread schedstat")
+def test_a_worker_that_shares_its_cpu_is_seen_waiting_for_it():
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    procs = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(3)]
+    try:
+        for p in procs:
+            os.sched_setaffinity(p.pid, {cpu})
+        time.sleep(0.3)
+        h = holdcpu.HoldCpu({"candidate": procs[0].pid})
+        time.sleep(1.5)
+        got = h.finish()
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    c = got["candidate"]
+    assert 1.4 <= got["wall_s"] < 3.0
+    assert 0.1 < c["cpu_s"] < 1.0 and c["runq_s"] > 0.5, got  # about a third on the CPU, the rest waiting
+    assert c["cpu_s"] + c["runq_s"] <= got["wall_s"] + 0.1, got  # one thread: never more than the wall
+    t = got["judging_thread"]  # this thread slept: neither ran nor waited
+    assert t["cpu_s"] < 0.1 and t["runq_s"] < 0.2, got
+
+
+def test_a_tree_that_cannot_be_read_gives_no_numbers_and_no_error():
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    h = holdcpu.start({"reference": gone.pid})
+    got = holdcpu.finish(h) if h is not None else None
+    assert got is None or got["reference"] == {"cpu_s": 0.0, "runq_s": 0.0}
