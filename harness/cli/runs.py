@@ -134,13 +134,23 @@ def show_cmd(run_id: str, results: str, fmt: str | None) -> None:
             click.echo(f"{key:>12}: {json.dumps(value, sort_keys=True, default=str)}")
     if run.error:
         click.echo(f"{'error':>12}: {run.error}")
+    resume, live = resume_hint(run), None
+    if run.status == "running":  # store/runlock.py: is a process running it now?
+        from harness.store.runlock import holder
+
+        live = holder(repo.store.dir, run_id)
+        if live is not None:
+            click.echo(f"{'':>12}  being run now by {live.describe()}")
+        else:
+            click.echo(f"{'':>12}  no process holds it: it ended without finishing (a crash, a kill -9, a lost "
+                       "machine); resume it with the command below")
     if run.device == "cpu":
         click.echo("note: CPU host timers: numbers are for tests only, never leaderboard results")
     click.echo("")
     cols = ["op", "status", "trials", "valid", "final_status", "speedup_eager", "speedup_compile",
             "speedup_vs_seed"]
     click.echo(format_table(ops, cols) if ops else "(no ops recorded)")
-    notes = op_errors_text(ops, run.config.get("ops") or [], resume_hint(run))
+    notes = op_errors_text(ops, run.config.get("ops") or [], resume, running=live.describe() if live else None)
     if notes:
         click.echo(notes)
 
@@ -181,13 +191,17 @@ def resume_hint(run: Any) -> str:
     return resume_command(command, run.run_id, seed=run.seed if multi else None)
 
 
-def op_errors_text(ops: list[dict[str, Any]], planned: list[str], resume: str = "") -> str:
-    """Below the table: each op's error in full, the ops not finished, and how to resume ("" if none)."""
+def op_errors_text(ops: list[dict[str, Any]], planned: list[str], resume: str = "",
+                   running: str | None = None) -> str:
+    """Below the table: each op's error in full, the ops not finished, and how to resume ("" if none);
+    ``running``: the process running it now (then there is nothing to resume)."""
     lines = [f"{o['op']} ({o['status']}): {o['error'].strip()}" for o in ops if o.get("error")]
     out = ("\nerrors:\n" + "\n".join(lines)) if lines else ""
     status = {o["op"]: o["status"] for o in ops}
     waiting = [op for op in (planned or list(status)) if status.get(op) != "finished"]
-    if waiting:
+    if waiting and running:
+        out += f"\nnot finished yet: {', '.join(waiting)}; being run now by {running}"
+    elif waiting:
         out += (f"\nnot finished: {', '.join(waiting)}; resume (finished ops are skipped, nothing is judged "
                 f"twice): {resume or 'rerun its `harness run` command with --run-id'}")
     return out

@@ -18,7 +18,7 @@ from harness.runner.op import JudgeFn, OpResult, OpRunner, OpSettings
 from harness.runner.progress import Progress, op_errors, summary_table
 from harness.runner.stop import SIGNAL, RunInterrupted, RunStop, signal_reason
 from harness.runner.tasks import resolve_tasks
-from harness.store import Results, RunSpec, fingerprint, new_run_id
+from harness.store import Results, RunSpec, fingerprint, new_run_id, runlock
 from harness.suite.seeds import seeded_ops, seeds_dir
 
 
@@ -122,6 +122,15 @@ def run(
     results = Results.open(cfg.results)
     env = fingerprint.environment(cfg.device)
     run_id = cfg.run_id or new_run_id(method_name)
+    with runlock.hold(results.store.dir, run_id):  # one process at a time runs a run (store/runlock.py)
+        return _run_held(cfg, method, inner, method_name, tasks, budget, n_final, seeds, results, env, run_id,
+                         judge, stream, model)
+
+
+def _run_held(cfg: RunConfig, method: Any, inner: Any, method_name: str, tasks: list[Any], budget: Budget,
+              n_final: int, seeds: Any, results: Results, env: Any, run_id: str, judge: JudgeFn | None,
+              stream: TextIO, model: Any) -> RunReport:
+    """``run`` once this process holds the run."""
     from harness.llm.factory import spec_is_offline
 
     executor = None  # made before the run is stored: one that cannot start leaves no run behind

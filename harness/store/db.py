@@ -9,6 +9,7 @@ without migrating or writing it (e.g. to seed a method from another results fold
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -26,13 +27,26 @@ class StoreError(RuntimeError, UserError):
     pass
 
 
+_CHECKED: set[str] = set()  # stores this process has checked (and opened): never read with open() again
+
+
 def check_sqlite_file(path: Path) -> None:
     """Refuse a file that is not a SQLite database, before SQLite touches it (it is never
-    overwritten: a results store is the only copy of a run)."""
+    overwritten: a results store is the only copy of a run). Once per file and process: SQLite
+    locks a database with POSIX record locks, which the kernel drops for the whole process when
+    any descriptor of that file in it is closed. Reading the header again while this process held
+    a connection dropped that connection's locks; another process closing the store then took it
+    for the last one, checkpointed and deleted the WAL and its index under this process's open
+    connection ("disk I/O error" at its next open: a resumed run with `runs show` or a refused
+    `harness run` beside it, 2026-11-27)."""
+    key = os.path.realpath(path)
+    if key in _CHECKED:
+        return
     try:
         with open(path, "rb") as f:
             head = f.read(len(SQLITE_MAGIC))
-    except FileNotFoundError:
+    except FileNotFoundError:  # SQLite makes it: this process's connection will hold it
+        _CHECKED.add(key)
         return
     except OSError as e:
         raise StoreError(f"{path}: cannot read the results store ({e.strerror}); "
@@ -40,6 +54,7 @@ def check_sqlite_file(path: Path) -> None:
     if head and head != SQLITE_MAGIC:
         raise StoreError(f"{path}: not a SQLite results store (it was left untouched); move it away "
                          "or pass another --results folder")
+    _CHECKED.add(key)
 
 
 def utcnow() -> str:

@@ -139,3 +139,25 @@ def test_processes_opening_a_fresh_store_at_once_migrate_it_once(tmp_path):
     from harness.store.schema import SCHEMA_VERSION
 
     assert repo.store.schema_version() == SCHEMA_VERSION
+
+
+def test_a_second_open_in_one_process_keeps_the_first_connections_locks(tmp_path):
+    """SQLite's locks are POSIX record locks, dropped for the whole process when any descriptor of
+    the file in it is closed. A second Results.open in a process that held a connection used to
+    read the file's header with open()/close(); another process closing the store then took
+    itself for the last one and deleted the WAL under the first connection (2026-11-27: "disk I/O
+    error" at the next open). Each step below is what a resumed run does beside a `runs show`."""
+    first = Results.open(tmp_path)
+    first.create_run(RunSpec(method="m", llm="offline", budget={"evaluations": 1}, run_id="r", environment={}))
+    second = Results.open(tmp_path)  # the same process opens the store again
+    other = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        from harness.store import Results
+        r = Results.open({str(tmp_path)!r})
+        assert r.get_run("r").status == "running"
+        r.close()
+    """)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert other.returncode == 0, other.stderr
+    assert (tmp_path / "harness.sqlite-wal").exists()  # the other process left the WAL alone
+    first.finish_run("r")
+    third = Results.open(tmp_path)
+    assert third.get_run("r").status == "finished" and second.get_run("r").status == "finished"
