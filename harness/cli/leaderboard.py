@@ -51,6 +51,10 @@ def build_cmd(results: tuple[str, ...], out: str, finished_only: bool) -> None:
     for e in lb.entries:
         if e.badges:
             click.echo(f"  note: {e.label}: {'; '.join(e.badges)}")
+    if len(lb.entries) > 1 and not lb.pairwise:
+        click.echo("  note: no two entries are compared: entries are compared only inside one table (the same "
+                   "--suite or --ops, task files, device and rules), each with every op of it finished; run "
+                   "the methods with the same --suite and --device and let them finish (resume with --run-id)")
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -269,3 +269,21 @@ def test_a_rows_verdict_file_keeps_samples_up_to_a_bound():
     lean = _lean(v)
     assert lean["timings"]["candidate"]["samples_us"] == [] and lean["timings"]["candidate"]["samples_us_omitted"] == MAX_SAMPLES + 1
     assert lean["timings"]["eager"]["samples_us"] == [2.0] * 10 and len(v["timings"]["candidate"]["samples_us"]) == MAX_SAMPLES + 1
+
+
+def test_entries_that_share_no_table_are_said_not_compared_and_how_to_compare_them(tmp_path):
+    """Two methods over different op sets (a newcomer's first comparison): no pair is tested, and
+    both the build's output and the pairwise page say why and what to run instead, with no empty
+    pairs table."""
+    from tests.support.cli import invoke
+
+    repo = Results.open(tmp_path / "r")
+    add_run(repo, "a", method="best-of-n", variant=None, ops={"relu": [(1.2, 1.1, 1.3)]})
+    add_run(repo, "b", method="funsearch", variant=None, ops={"relu": [(1.1, 1.0, 1.2)],
+                                                              "softmax": [(1.0, 0.9, 1.1)]})
+    out = invoke("leaderboard", "build", "--results", tmp_path / "r", "--out", tmp_path / "site")
+    assert out.exit_code == 0, out.output
+    assert "no two entries are compared" in out.output and "the same --suite and --device" in out.output
+    page = (tmp_path / "site" / "pairwise.html").read_text()
+    assert "nothing to compare" in page and "run both with the" in page
+    assert 'class="sortable"' not in page
