@@ -201,7 +201,8 @@ class OpRunner:
             status="interrupted" if halted else None,
         )
         if self.progress is not None:
-            self.progress.op_done(task.name, what="interrupted" if halted else "failed" if error else "done")
+            self.progress.op_done(task.name, what="interrupted" if halted else "failed" if error else "done",
+                                  final=final, sessions=sessions)
         return OpResult(
             op=task.name,
             status="interrupted" if halted else "failed" if error else "finished",

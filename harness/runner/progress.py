@@ -90,17 +90,22 @@ class Progress(StatusLines):
                 f"best {best} vs eager, ETA {self._eta()}"
             )
 
-    def op_done(self, op: str, skipped: bool = False, what: str = "done") -> None:
+    def op_done(self, op: str, skipped: bool = False, what: str = "done", final: Any = None,
+                sessions: list[Any] | None = None) -> None:
+        """An op ended; a finished one's line says what its final judgement found (``final``,
+        ``sessions``: its verdicts)."""
+        if what == "done" and not skipped:
+            what = f"done: {_outcome(final, sessions or [])}"
         with self._lock:
             began = self.op_started.pop(op, None)
             # an op that judged nothing here (every verdict reused from the store) says nothing of
             # the ops left: its seconds stay out of the ETA's mean (a methods slice showed 0.0 min/op)
-            if began is not None and not skipped and what == "done" and op in self._announced:
+            if began is not None and not skipped and what.startswith("done") and op in self._announced:
                 self.op_seconds.append(time.monotonic() - began)
             self.finished.add(op)
             self.done_trials[op] = self.budget
             what = "already finished (resumed run), skipped" if skipped else what
-            eta = f" (ETA {self._eta()})" if what == "done" and len(self.finished) < len(self.ops) else ""
+            eta = f" (ETA {self._eta()})" if what.startswith("done") and len(self.finished) < len(self.ops) else ""
             self._emit(f"{self._head(op)}: {what}{eta}", final=True)
 
     def _eta(self) -> str:
@@ -120,11 +125,26 @@ def _minutes(secs: float) -> str:
     return f"~{m} min" if m < 60 else f"~{m // 60} h {m % 60:02d} min"
 
 
+def _outcome(final: Any, sessions: list[Any]) -> str:
+    """An op's final judgement in words: its speedup over eager with the 95% interval and the
+    direction, or its status."""
+    if final is None:
+        return "no valid kernel"
+    sp = _speedup_of(final, sessions)
+    if sp is None:
+        return f"final judgement {final.status.value}" + (f" [{final.rule}]" if final.rule else "")
+    return f"final {sp.value:.2f}x [{sp.ci_low:.2f}, {sp.ci_high:.2f}] vs eager, {sp.direction}"
+
+
 def _final_speedup(r: OpResult) -> SpeedupCI | None:
     """The final kernel's speedup over eager, combined over its valid judging sessions."""
-    if r.final is None or not r.final.valid:
+    return _speedup_of(r.final, r.final_sessions)
+
+
+def _speedup_of(final: Any, final_sessions: list[Any]) -> SpeedupCI | None:
+    if final is None or not final.valid:
         return None
-    sessions = [v for v in (r.final_sessions or [r.final]) if v.valid]
+    sessions = [v for v in (final_sessions or [final]) if v.valid]
     per = [v.speedups.get("eager") for v in sessions]
     if not per or any(s is None for s in per):
         return None

@@ -1,7 +1,8 @@
 """The run's progress lines (issue 26, item 6), from a run with the offline model and a fake judge
 that reports a build for each new source: a line when an op's first judgement starts (the long
 silence of a CPU run: its extension builds first), one per build with the run's count and seconds,
-no ETA until an op has finished, then one from the finished ops' wall time, never 0 with ops left."""
+no ETA until an op has finished, then one from the finished ops' wall time, never 0 with ops left;
+each op's done line gives its final kernel's speedup with its interval."""
 
 from __future__ import annotations
 
@@ -35,7 +36,10 @@ def test_progress_shows_builds_and_an_eta_only_from_finished_ops(tmp_path):
     run(RunConfig(method="best-of-n", ops=["relu", "softmax", "sum_dim"], budget=Budget(evaluations=2),
                   results=tmp_path, run_id="p"), judge=judge, stream=stream)
     lines = stream.getvalue().splitlines()
-    first_op = lines[: next(i for i, ln in enumerate(lines) if ln.endswith("relu: done") or "relu: done (" in ln)]
+    first_op = lines[: next(i for i, ln in enumerate(lines) if "relu: done" in ln)]
+    done = [ln for ln in lines if ": done" in ln]  # each op's line says what its final judgement found
+    assert len(done) == 3 and all(re.search(r"\] \w+: done: final \d+\.\d\dx \[\d+\.\d\d, \d+\.\d\d\] vs eager, "
+                                            r"(faster|slower|no clear difference)", ln) for ln in done), done
     assert any(ln.startswith("[0/3 ops] relu: trial 1/2: judging; its C++/CUDA extension builds first") for ln in lines)
     assert all("ETA after the first op" in ln for ln in first_op if ": trial " in ln and "ETA" in ln)
     builds = [ln for ln in lines if "built its extension" in ln]
