@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from html import escape
 
@@ -33,9 +34,14 @@ def _range(values: list[float]) -> tuple[float, float]:
 
 
 def short_label(text: str, n: int = 38) -> str:
-    """A label cut in its middle, so that the settings at its end (budget=...) stay readable."""
+    """A label that fits ``n`` characters: without its variant in parentheses where that is
+    enough (the full label is the mark's tooltip), else cut in its middle, so that the method at
+    its start and the settings at its end (budget=...) stay readable."""
     if len(text) <= n:
         return text
+    plain = re.sub(r" \([^)]*\)", "", text, count=1)
+    if len(plain) <= n:
+        return plain
     head = n // 2 - 2
     return text[:head] + "…" + text[-(n - head - 1):]
 

@@ -145,5 +145,5 @@ def label(settings: dict[str, Any], shown: list[str]) -> str:
     return base + (" · " + ", ".join(extra) if extra else "")
 
 
-def _short(text: str, n: int = 24) -> str:
+def _short(text: str, n: int = 40) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"

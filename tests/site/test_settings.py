@@ -58,3 +58,17 @@ def test_labels_name_what_differs_and_only_that():
     assert distinguishing([x, y]) == ["suite_version"]
     z = dict(a, ops="relu", suite_version="v3")
     assert distinguishing([x, z]) == ["ops"]
+
+
+def test_a_label_keeps_its_variant_whole_and_a_plot_drops_it_before_cutting():
+    """A newcomer saw `best-of-n (N independent samples, …) · offline` in the table and
+    `best-of-n (…, …) · offline` under the plot."""
+    from harness.leaderboard.plots import short_label
+
+    s = {"method": "best-of-n", "variant": "N independent samples, N = budget", "model": "offline"}
+    full = label(s, [])
+    assert full == "best-of-n (N independent samples, N = budget) · offline"
+    assert short_label(full) == "best-of-n · offline"  # the full label is the plot mark's tooltip
+    long = "evoengineer (full) · gpt-4.1 · budget=4, temperature=0.7, max_tokens=512"
+    cut = short_label(long)
+    assert len(cut) == 38 and cut.startswith("evoengineer (full") and cut.endswith("max_tokens=512")
