@@ -127,7 +127,7 @@ def scaffold(
         "name": name,
         "author": author.replace('"', "'"),
         "folder": folder,
-        "cls": "".join(w.capitalize() for w in name.split("-")) + "Method",
+        "cls": _class_name(name),
         "desc_method": (description or PLACEHOLDER_DESCRIPTIONS[0]).replace('"', "'"),
         "desc_kernels": (description or PLACEHOLDER_DESCRIPTIONS[1]).replace('"', "'"),
     }
@@ -142,3 +142,10 @@ def scaffold(
         (folder / "submission.toml").write_text(TOML_METHOD.format(**fmt))
         (folder / "plugin.py").write_text(PLUGIN.format(**fmt))
     return folder
+
+
+def _class_name(name: str) -> str:
+    """The plugin class of submission ``name``: my-idea -> MyIdeaMethod, my-method -> MyMethod
+    (not MyMethodMethod, which a newcomer following CONTRIBUTING.md's MyMethod got)."""
+    camel = "".join(w.capitalize() for w in name.split("-"))
+    return camel if camel.endswith("Method") else camel + "Method"

@@ -45,6 +45,9 @@ def test_scaffolded_method_submission_validates_once_its_placeholders_are_filled
                     .replace("One or two sentences: what this method does differently.", "Plans, then codes."))
     spec, problems = validate_submission(folder)
     assert problems == [] and spec.kind == "method" and spec.entry == "plugin:MyIdeaMethod"
+    other = scaffold("my-method", tmp_path)  # CONTRIBUTING.md's name: its class, not MyMethodMethod
+    assert 'entry = "plugin:MyMethod"' in (other / "submission.toml").read_text()
+    assert "class MyMethod" in (other / "plugin.py").read_text()
 
 
 def test_example_submission_validates_clean():
