@@ -92,8 +92,7 @@ class LocalExecutor:
     def __init__(self, compile_workers: int | None = None, timing_devices: list[str] | None = None,
                  compile_cuts: bool = True, judge_fn: JudgeFn | None = None,
                  build_fn: Callable[..., Any] | None = None, build_nice: int = 10,
-                 judges_per_device: int | None = None,
-                 slot_base: Callable[[str], str | None] | None = None) -> None:
+                 judges_per_device: int | None = None) -> None:
         serialise_ast_parse()  # candidates are parsed from several threads (static scan)
         self.compile_workers = default_compile_workers() if compile_workers is None else compile_workers
         self.devices = timing_devices or default_timing_devices()
@@ -106,7 +105,6 @@ class LocalExecutor:
         else:
             self._cuts_ready.set()
         self.stats = ExecutorStats()
-        self._slot_base = slot_base or machine_slots.base_for  # the machine-wide count's files (None: not counted)
         self._judge_fn = judge_fn
         self._build_fn = build_fn
         self._seq = itertools.count()
@@ -282,10 +280,10 @@ class LocalExecutor:
         """One of the machine's judgements in flight on ``device`` (sandbox/lane/slots.py): several
         harness processes on one machine share judges_per_device per GPU instead of each starting as
         many. (slot, seconds waited); (None, None) where nothing is counted (a CPU device,
-        KH_MACHINE_SLOTS=0); (False, ...) once the executor closed while waiting. The slots this process may try grow with its parked
-        judgements, as its lanes do (_lane_free)."""
+        KH_MACHINE_SLOTS=0); (False, ...) once the executor closed while waiting. The slots this
+        process may try grow with its parked judgements, as its lanes do (_lane_free)."""
         try:
-            base = self._slot_base(device)
+            base = machine_slots.base_for(device)
             if base is None:
                 return None, None
             slot, waited = machine_slots.take(base, lambda: self.judges_per_device + parked_judgements(device),

@@ -6,7 +6,7 @@
 # On the device: python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
 #   --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../../.."
 get() {  # wheels for the device's Python and platform; extra pip options first (--no-deps)
   python3 -m pip download -q --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
