@@ -77,8 +77,16 @@ def list_cmd(results: str, fmt: str | None, method: str | None) -> None:
     repo = open_results(results)
     runs = repo.list_runs(method=method)
     rows = [run_summary(repo, r.run_id) for r in runs]
+    orphans = 0
     for run, r in zip(runs, rows, strict=True):  # out of every op of the run, begun or not (issue 26)
         r["ops_total"] = max(len(run.config.get("ops") or []), r["ops"])
+        if run.status == "running":  # store/runlock.py: a process runs it now, or it ended unfinished
+            from harness.store.runlock import holder
+
+            live = holder(repo.store.dir, run.run_id)
+            r["process"] = live.describe() if live else None
+            if live is None:
+                r["status"], orphans = "running (no process)", orphans + 1
     if fmt == "json":
         click.echo(json.dumps(rows, indent=2))
     elif fmt == "csv":
@@ -91,6 +99,9 @@ def list_cmd(results: str, fmt: str | None, method: str | None) -> None:
             r["ops done"] = f"{r['ops_finished']}/{r['ops_total']}"
             r["valid/cands"] = f"{r['valid']}/{r['candidates']}"
         click.echo(format_table(rows, [*cols, "ops done", "valid/cands", "created_at"]))
+        if orphans:
+            click.echo("\nrunning (no process): no process runs it now; it ended without finishing (a crash, a "
+                       "kill -9, a lost machine). `harness runs show RUN_ID` prints the command that resumes it")
 
 
 @cli.command("show")

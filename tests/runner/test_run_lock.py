@@ -3,7 +3,8 @@ command that resumes a run not finished; given while another process still runs 
 would judge the same ops twice into one run. Real processes against a real store: while this
 process runs a run, another `harness run --run-id` of it is refused naming this process, and
 `harness runs show` says who runs it instead of offering the resume; once no process holds a
-run left `running` (a crash), `runs show` says so and gives the resume command."""
+run left `running` (a crash), `runs show` says so and gives the resume command, and `runs list`
+marks it."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class Peeks(Judge):
                                        "--budget", "2", "--device", "cpu", "--results", self.results,
                                        "--run-id", "r", timeout=120)
             self.seen["holder"] = holder(self.results, "r")
+            self.seen["list"] = harness("runs", "list", "--results", self.results, timeout=120)
         return super().__call__(task, source, config)
 
 
@@ -52,6 +54,7 @@ def test_a_run_being_run_is_refused_to_another_process_and_runs_show_says_who_ru
     assert again.returncode != 0 and f"run 'r' is being run now by {me}" in again.stderr, again.stderr
     assert "Traceback" not in again.stderr
     assert peek.seen["holder"].pid == os.getpid()
+    assert " running " in peek.seen["list"].stdout and "no process" not in peek.seen["list"].stdout
     res = Results.open(tmp_path)
     assert res.get_run("r").status == "finished"
     assert len(res.list_candidates("r", "relu")) == 2  # the refused process judged nothing into it
@@ -62,6 +65,8 @@ def test_a_run_being_run_is_refused_to_another_process_and_runs_show_says_who_ru
                            device=info.device, run_id="r", rules=info.rules))
     show = harness("runs", "show", "r", "--results", tmp_path, timeout=120)
     assert "no process holds it: it ended without finishing" in show.stdout, show.stdout
+    listed = harness("runs", "list", "--results", tmp_path, timeout=120)
+    assert "running (no process)" in listed.stdout and "runs show RUN_ID" in listed.stdout, listed.stdout
 
 
 def test_the_lock_is_exclusive_within_a_process_too(tmp_path):
