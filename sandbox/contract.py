@@ -7,7 +7,7 @@ the evaluator imports nothing of ``harness/``.
 - what to judge with: ``EvalConfig``, the rule sets (``RULE_SETS``, ``STRICT``)
 - what comes back: ``Verdict``, ``Status``, ``Mode``; a candidate the judge cannot take:
   ``CandidateError``
-- the acts: ``evaluate`` (judge one candidate), ``prebuild`` / ``BuildResult`` / ``ensure_pch``
+- the acts: ``evaluate`` (judge one candidate), ``prebuild`` / ``BuildResult``
   (build ahead of judging), ``NATIVE_BUILD`` (which sources have extension builds)
 - the machine and the jail, for ``harness doctor``, the executors and the method endpoints:
   ``fingerprint``, ``package_version``, ``Machine``, ``Gpu``, ``nvidia_smi``, ``get_launcher``,
@@ -23,7 +23,7 @@ the evaluator imports nothing of ``harness/``.
 from __future__ import annotations
 
 from sandbox.build.buildphase import NATIVE_BUILD
-from sandbox.build.prebuild import BuildResult, ensure_pch, prebuild
+from sandbox.build.prebuild import BuildResult, prebuild
 from sandbox.config import EvalConfig
 from sandbox.errors import CandidateError
 from sandbox.evaluate import evaluate
@@ -43,7 +43,7 @@ from sandbox.verdict import Mode, Status, Verdict
 __all__ = [
     "NATIVE_BUILD", "RULE_SETS", "STRICT", "BuildResult", "CandidateError", "EvalConfig", "Gpu", "Launcher",
     "Limits", "Machine", "Mode", "Mount", "OpMeta", "Registry", "SandboxUnavailable", "Status", "Task",
-    "TaskError", "UnknownName", "Verdict", "WorkerSpec", "engine_probe", "ensure_pch", "evaluate",
+    "TaskError", "UnknownName", "Verdict", "WorkerSpec", "engine_probe", "evaluate",
     "fingerprint", "get_launcher", "isolation_probe", "load_target", "load_task", "nvidia_smi",
     "package_version", "prebuild",
     "DegenerateTask", "TaskCheck", "check_tasks",

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from sandbox import rules
-from sandbox.build import buildcache, buildphase
+from sandbox.build import buildcache, buildphase, pch
 from sandbox.build.tiers import WorkTier
 from sandbox.check import refcache
 from sandbox.check.attribution import attribute
@@ -122,7 +122,7 @@ class Judge(Checks):
                                  preload=self.baseline_compile)
         tier = self.open_tier()
         self.cand = WorkerSession("candidate", launcher, self.cfg.device, own, self.deadline, limits, hide=hide,
-                                  shared=[shared, trusted], uid=outer_uid(own), cache_ro=cache_ro,
+                                  shared=[shared, trusted, *pch.shared()], uid=outer_uid(own), cache_ro=cache_ro,
                                   tier=tier.path, tier_quota=tier.quota)
         try:
             self.ref.connect()
@@ -190,7 +190,8 @@ class Judge(Checks):
         sha = opcount.file_sha256(self.opcount_path) if self.opcount_path else None
         rep, rtt = self.cand.request("import", candidate_path=path, hidden=hidden, opcount=self.opcount_path,
                                      opcount_sha256=sha)
-        here = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks", "slim", "slim_fallbacks")}
+        here = {k: rep.get(k) for k in ("builds", "cache_hits", "lite", "lite_fallbacks", "slim", "slim_fallbacks",
+                                          "pch")}
         self.v.durations_s["compile"] = round(self.v.durations_s.get("compile", 0.0) + float(rep.get("compile_s", 0.0)), 3)
         self.v.durations_s["import"] = round(rtt / 1e9, 3)
         if "build" in self.v.evidence:  # the build worker built it (sandbox/build/buildphase.py)
@@ -357,10 +358,13 @@ class Judge(Checks):
 def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
     trusted = buildcache.layout(cache_root(config), source)[2]
     path, why_not = opcount.ensure(trusted)  # before the judgement's clock starts; no worker writes there
+    headers = pch.prepare(source)  # the precompiled headers its C++ builds can use (KH_BUILD_PCH), as well
     j = Judge(task, source, config)
     j.opcount_path = path
     if why_not:
         j.v.evidence["opcount"] = why_not
+    if headers.get("built_s") or headers.get("not_built"):
+        j.v.evidence["pch"] = headers
     ref_failure: str | None = None
     try:
         try:

@@ -34,6 +34,19 @@ def pytest_configure(config):
     is reset to the default at exec, so every child starts with SIGINT live."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    _precompiled_headers()
+
+
+def _precompiled_headers() -> None:
+    """Judge as ``harness run`` does: C++ builds given the precompiled torch/extension.h of their
+    flags (sandbox/build/pch.py, KH_BUILD_PCH=1, which every executor sets), about half of a CPU
+    build. Each header is built once per machine, by the first judgement that can use it, into one
+    folder for the session (KH_PCH_DIR), whatever cache a test gives its processes. A test of the
+    stock build unsets KH_BUILD_PCH (tests/conformance/test_compile_cuts.py)."""
+    os.environ.setdefault("KH_BUILD_PCH", "1")
+    from sandbox.build import pch
+
+    os.environ.setdefault("KH_PCH_DIR", str(pch.home()))
 
 
 def pytest_runtest_logreport(report):

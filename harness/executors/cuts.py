@@ -3,9 +3,10 @@
 * ``TORCH_CUDA_ARCH_LIST`` limited to the GPUs present (only when the user has not set it):
   nvcc then emits code for one architecture. It is part of the build-cache key, so build and
   timing workers, which inherit it, agree on the cache entry.
-* a precompiled ``torch/extension.h`` (``sandbox.build.prebuild.ensure_pch``) and ``KH_BUILD_PCH=1``,
-  which makes the sandboxed build-cache wrapper pass ``use_pch=True`` to ``load_inline`` for
-  candidates without their own ``extra_cflags`` / include paths (GCC only; others fall back).
+* ``KH_BUILD_PCH=1``: a precompiled ``torch/extension.h`` per common flag set (none, ``-O2``,
+  ``-O3``), built by the trusted parent the first time a candidate's C++ build can use it and
+  given to builds with exactly those flags and no include paths of their own
+  (``sandbox/build/pch.py``; GCC only, others parse the header as before).
 * ``KH_BUILD_LITE=1``: CUDA sources are first built without their ``#include <torch/extension.h>``
   (load_inline already includes ``<torch/types.h>``); a source that needs the full header is
   built again unchanged (``sandbox.build.buildcache.lite_cuda_sources``). nvcc parses torch's headers
@@ -19,20 +20,16 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
 class CutsApplied:
     arch_list: str | None = None  # what TORCH_CUDA_ARCH_LIST was set to (None: left alone)
-    pch: bool = False
+    pch: bool = False  # KH_BUILD_PCH: precompiled headers per flag set, built on demand
     lite: bool = False  # KH_BUILD_LITE: CUDA sources tried without torch/extension.h
     slim: bool = False  # KH_BUILD_SLIM: CUDA builds tried with the headers their code uses first
-    pch_build_s: float = 0.0
     note: str = ""
 
 
@@ -64,13 +61,6 @@ def apply_compile_cuts(pch: bool = True, arch: bool = True, lite: bool = True, s
             os.environ["TORCH_CUDA_ARCH_LIST"] = a
             out.arch_list = a
     if pch:
-        from sandbox.contract import ensure_pch
-
-        try:
-            out.pch_build_s = ensure_pch()
-            os.environ["KH_BUILD_PCH"] = "1"
-            out.pch = True
-        except Exception as e:  # noqa: BLE001 - a missing cut is slower, never wrong
-            out.note = f"precompiled header not available ({type(e).__name__}: {e}); building without it"
-            log.warning(out.note)
+        os.environ["KH_BUILD_PCH"] = "1"
+        out.pch = True
     return out

@@ -96,14 +96,9 @@ class LocalExecutor:
         serialise_ast_parse()  # candidates are parsed from several threads (static scan)
         self.compile_workers = default_compile_workers() if compile_workers is None else compile_workers
         self.devices = timing_devices or default_timing_devices()
-        # the precompiled header (tens of seconds on a fresh machine) is built beside the lanes:
-        # sources with nothing to compile are judged meanwhile; build workers wait for it
-        self._cuts_ready = threading.Event()
-        self.cuts: CutsApplied = apply_compile_cuts(pch=False) if compile_cuts else CutsApplied()
-        if compile_cuts:
-            threading.Thread(target=self._build_pch, name="kh-pch", daemon=True).start()
-        else:
-            self._cuts_ready.set()
+        # the precompiled headers are built on demand, per flag set, by the first build that can use
+        # one (sandbox/build/pch.py); they are not in the build cache's key
+        self.cuts: CutsApplied = apply_compile_cuts() if compile_cuts else CutsApplied()
         self.stats = ExecutorStats()
         self._judge_fn = judge_fn
         self._build_fn = build_fn
@@ -207,17 +202,7 @@ class LocalExecutor:
                                       for _, q, u in self._to_build]
                     heapq.heapify(self._to_build)
 
-    def _build_pch(self) -> None:
-        try:
-            c = apply_compile_cuts(pch=True, arch=False, lite=False)
-            self.cuts.pch, self.cuts.pch_build_s = c.pch, c.pch_build_s
-            if c.note:
-                self.cuts.note = c.note
-        finally:
-            self._cuts_ready.set()
-
     def _build(self, unit: _Unit) -> None:
-        self._cuts_ready.wait()  # every build with the same flags (KH_BUILD_PCH), so every key matches
         build = self._build_fn
         if build is None:
             from sandbox.contract import prebuild

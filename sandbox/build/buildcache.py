@@ -29,10 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sandbox.build import pch as pchset
 from sandbox.build.slim import STOCK_MAIN, slim_sources
 
 STATS: dict[str, Any] = {"compile_s": 0.0, "builds": 0, "hits": 0, "in_build": False, "lite": 0,
-                         "lite_fallbacks": 0, "slim": 0, "slim_fallbacks": 0}
+                         "lite_fallbacks": 0, "slim": 0, "slim_fallbacks": 0, "pch": 0}
 ACTIVE: list[str] = []  # paths of the build in progress: the only cache paths Python may write
 
 
@@ -153,7 +154,7 @@ def pch_read_only(ce: Any) -> None:
     macros and parses the header instead when they differ), and the check uses the header
     only when it is already valid for these flags, building nothing otherwise. ``use_pch``
     changes nothing else in ``load_inline``, so it is a build-speed option only, as it should be.
-    The original check stays reachable as ``ce._kh_build_pch`` for the trusted ``ensure_pch``."""
+    The original check stays reachable as ``ce._kh_build_pch``."""
     if getattr(ce, "_kh_build_pch", None) is not None:
         return
     check = getattr(ce, "_check_and_build_extension_h_precompiler_headers", None)
@@ -172,13 +173,21 @@ def pch_read_only(ce: Any) -> None:
         ce.subprocess = _NoPchBuild(real)
         try:
             check(extra_cflags, extra_include_paths, is_standalone)
-            STATS["pch"] = STATS.get("pch", 0) + 1  # the header is valid for these flags: used
+            STATS["torch_pch"] = STATS.get("torch_pch", 0) + 1  # the header is valid for these flags: used
         except _WouldBuildPch:
-            STATS["pch_skipped"] = STATS.get("pch_skipped", 0) + 1  # missing or other flags
+            STATS["torch_pch_skipped"] = STATS.get("torch_pch_skipped", 0) + 1  # missing or other flags
         finally:
             ce.subprocess = real
 
     ce._check_and_build_extension_h_precompiler_headers = check_read_only
+
+
+def pch_noted(mod: Any, kw: dict[str, Any]) -> Any:
+    """Count a finished build that was given a precompiled header (sandbox/build/pch.py; GCC uses it
+    where it is valid: tests/conformance/test_pch.py checks that it is for torch's compile line)."""
+    if kw.get("extra_include_paths") and pchset.given(kw["extra_include_paths"]):
+        STATS["pch"] += 1
+    return mod
 
 
 def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = ()) -> None:
@@ -190,10 +199,9 @@ def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = 
     root_p.mkdir(parents=True, exist_ok=True)
     shared_p = [Path(d) for d in shared]
     orig_inline, orig_load = ce.load_inline, ce.load
-    # torch's precompiled extension.h lives in torch's own tree; only the trusted parent builds it
-    # (prebuild.ensure_pch, KH_BUILD_PCH=1). No build through this cache ever writes or deletes it
-    # (see ``pch_read_only``): a build that cannot use it parses the header instead.
-    pch = os.environ.get("KH_BUILD_PCH") == "1"
+    # torch's own precompiled extension.h (a candidate's use_pch=True) is never written or deleted
+    # by a build through this cache (``pch_read_only``); KH_BUILD_PCH=1: the trusted parent's headers
+    # per flag set (sandbox/build/pch.py), found under a shared dir, given as an include path
     pch_read_only(ce)
 
     lite = os.environ.get("KH_BUILD_LITE") == "1"
@@ -267,16 +275,22 @@ def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = 
         ))
         params.update(kw)
         params.pop("build_directory", None)
-        if pch and not params.get("extra_cflags") and not params.get("extra_include_paths"):
-            params.setdefault("use_pch", True)  # KH_BUILD_PCH: the parent built the header (prebuild.py)
         payload = {"cpp": cpp_sources, "cuda": cuda_sources,
                    **{k: v for k, v in params.items() if k != "verbose"}}
+        pch_dir = None if params.get("extra_include_paths") else pchset.include_for(shared_p, params.get("extra_cflags"))
         is_py = params.get("is_python_module", True)
+
+        def with_pch(kw: dict[str, Any]) -> dict[str, Any]:
+            """The build's arguments with the precompiled header's folder as its include path (not in
+            the cache key: the header stands for the same declarations)."""
+            return kw if pch_dir is None else {**kw, "extra_include_paths": [pch_dir]}
+
         def cut_tier(name: str, cut: str, cpp: Any, cuda: Any, kw: dict[str, Any]) -> Any:
             """The build of these cut sources, or _NOT_BUILT when they do not build (remembered)."""
             try:
                 mod = cached("inline", {**payload, "cpp": cpp, "cuda": cuda, "cut": cut},
-                             lambda n, d: orig_inline(n, cpp, cuda, build_directory=d, **kw), is_py, cut=True)
+                             lambda n, d: pch_noted(orig_inline(n, cpp, cuda, build_directory=d, **kw), kw), is_py,
+                             cut=True)
             except _CutFailed:
                 STATS[f"{name}_fallbacks"] += 1
                 return _NOT_BUILT
@@ -286,19 +300,20 @@ def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = 
         slimmed = slim_sources(cpp_sources, cuda_sources) if slim and not params.get("no_implicit_headers") else None
         if slimmed is not None:  # KH_BUILD_SLIM: the headers the code can use (sandbox/build/slim.py)
             s_params = {**params, "no_implicit_headers": True}
-            if slimmed[0][0] != STOCK_MAIN:
-                s_params.pop("use_pch", None)  # main.cpp no longer includes the precompiled header
+            if slimmed[0][0] == STOCK_MAIN:
+                s_params = with_pch(s_params)  # main.cpp kept torch/extension.h
             mod = cut_tier("slim", "slim-v1", *slimmed, s_params)
             if mod is not _NOT_BUILT:
                 return mod
         cut_cuda = lite_cuda_sources(cuda_sources) if lite else None
         if cut_cuda is not None:  # KH_BUILD_LITE: try without torch/extension.h first
-            mod = cut_tier("lite", "no-extension-h", cpp_sources, cut_cuda, params)
+            mod = cut_tier("lite", "no-extension-h", cpp_sources, cut_cuda, with_pch(params))
             if mod is not _NOT_BUILT:
                 return mod
         return cached(
             "inline", payload,
-            lambda n, d: orig_inline(n, cpp_sources, cuda_sources, build_directory=d, **params),
+            lambda n, d: pch_noted(orig_inline(n, cpp_sources, cuda_sources, build_directory=d, **with_pch(params)),
+                                   with_pch(params)),
             is_py,
         )
 

@@ -12,8 +12,8 @@ Outcomes: ``built`` (the judge will hit the cache), ``compile_error`` (with the 
 judge would give, so the executor can skip the timing slot), ``not_built`` (anything else: a
 static-scan rejection, an import or setup failure, a timeout; the judge decides those itself).
 
-``ensure_pch()`` builds torch's precompiled ``torch/extension.h`` once in the trusted parent;
-workers started with ``KH_BUILD_PCH=1`` then build with ``use_pch`` (see docs/performance.md).
+With ``KH_BUILD_PCH=1`` the parent first builds the precompiled headers the candidate's C++
+builds can use (sandbox/build/pch.py); the worker sees them read-only.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sandbox.build import pch
 from sandbox.config import EvalConfig
 from sandbox.errors import CandidateError
 from sandbox.lane import quiet
@@ -132,12 +133,13 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
                     wall_seconds=config.timeout_s, niceness=BUILD_NICENESS)
     w = None
     own_tier = tier is None
+    headers = pch.prepare(source)  # trusted, before the worker: the precompiled headers it can use
     try:
         shared, own, trusted = buildcache.layout(cache_root(config), source)
         if tier is None:
             tier = tiers.WorkTier.open(cache_root(config), own)
         w = WorkerSession("candidate", get_launcher(config.sandbox, unsafe=config.unsafe_no_isolation), "cpu", own,
-                          t0 + config.timeout_s, limits, hide=list(config.hidden_paths), shared=[shared],
+                          t0 + config.timeout_s, limits, hide=list(config.hidden_paths), shared=[shared, *pch.shared()],
                           uid=outer_uid(own), cuda_build=cuda, tier=tier.path, tier_quota=tier.quota)
         w.connect()
         quiet.register(w.handle)  # stopped while a judgement confirms a timing check (sandbox/lane/quiet.py)
@@ -147,7 +149,8 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
         rep, rtt = w.request("import", candidate_path=path, hidden=list(config.hidden_paths))
         res = BuildResult("built", compile_s=float(rep.get("compile_s", 0.0) or 0.0),
                           builds=int(rep.get("builds") or 0), cache_hits=int(rep.get("cache_hits") or 0),
-                          extra={k: rep.get(k) for k in ("lite", "lite_fallbacks", "slim", "slim_fallbacks")})
+                          extra={**{k: rep.get(k) for k in ("lite", "lite_fallbacks", "slim", "slim_fallbacks", "pch")},
+                                 **({"pch_prepare": headers} if headers.get("built_s") or headers.get("not_built") else {})})
         if not rep.get("ok"):
             if rep.get("kind") == "compile_error":
                 res.outcome = "compile_error"
@@ -184,20 +187,3 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
             w.close()
         if own_tier and tier is not None:
             tier.close()
-
-
-def ensure_pch() -> float:
-    """Build torch's precompiled ``torch/extension.h`` (in torch's include dir) if it is missing
-    or stale; return the seconds spent. Run in the trusted parent before workers start."""
-    import fcntl
-    import tempfile
-
-    from torch.utils import cpp_extension as ce
-
-    t0 = time.perf_counter()
-    with open(os.path.join(tempfile.gettempdir(), "kh-pch.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per machine (Ray runs several per node)
-        # the unpatched check when this process also installed the build cache (which makes it read-only)
-        build = getattr(ce, "_kh_build_pch", None) or ce._check_and_build_extension_h_precompiler_headers
-        build(None, None)
-    return time.perf_counter() - t0

@@ -217,7 +217,7 @@ class Worker(CallPath, Counting):
         gc.collect()  # the import's garbage, while candidate code may still run (its import)
         st = buildcache.STATS
         return {"ok": True, "import_s": time.perf_counter() - t0, "cache_hits": st["hits"],
-                **{k: st[k] for k in ("compile_s", "builds", "lite", "lite_fallbacks", "slim", "slim_fallbacks")}}
+                **{k: st[k] for k in ("compile_s", "builds", "lite", "lite_fallbacks", "slim", "slim_fallbacks", "pch")}}
 
     def arena_map(self, req: dict[str, Any]) -> dict[str, Any]:
         """Map the arena's regions (their fds follow the request, SCM_RIGHTS), or remap the ones

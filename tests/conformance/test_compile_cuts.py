@@ -80,7 +80,7 @@ def test_every_flag_style_builds_concurrently_and_judges_the_same_with_and_witho
 
 def test_the_precompiled_header_is_read_only_to_builds_through_the_cache():
     """Unit level, no compiler: a check that would (re)build the header builds nothing, and the
-    stock deletion is a no-op; ensure_pch keeps the real check."""
+    stock deletion is a no-op; the real check stays reachable."""
     import types
 
     from sandbox.build import buildcache

@@ -47,7 +47,7 @@ def test_build_cache_second_evaluation_does_not_recompile(first_cpp, cache_dir):
     second = run(CPP_ADD, build_dir=cache_dir)
     assert second.status is Status.VALID, second.message
     assert second.evidence["build"] == {"builds": 0, "cache_hits": 1, "lite": 0, "lite_fallbacks": 0, "slim": 0,
-                                        "slim_fallbacks": 0}
+                                        "slim_fallbacks": 0, "pch": 0}
     assert second.durations_s["compile"] == 0.0
 
 

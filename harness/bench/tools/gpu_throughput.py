@@ -199,8 +199,7 @@ def run_cut_compare(task: Any, sources: list[str], cfg: Any) -> dict[str, Any]:
                 os.environ[k] = v
     return {"n": len(sources), "outcomes": outcomes, "compile_s": compile_s,
             "median_compile_s": _median(compile_s), "ninja": ninja_edges(cfg.build_dir),
-            "cuts": {"arch_list": cuts.arch_list, "pch": cuts.pch, "lite": cuts.lite,
-                     "pch_build_s": round(cuts.pch_build_s, 2)}}
+            "cuts": {"arch_list": cuts.arch_list, "pch": cuts.pch, "lite": cuts.lite}}
 
 
 def run_pipeline(task: Any, sources: list[str], cfg: Any, workers: int, cuts: bool,

@@ -1,0 +1,231 @@
+"""Precompiled ``torch/extension.h``, one per common flag set, for C++ builds (``KH_BUILD_PCH=1``).
+
+Parsing ``torch/extension.h`` (396k preprocessed lines) is most of a ``load_inline`` C++ build:
+on the 2-core development box a small kernel's ``main.cpp`` takes 43 CPU s stock and 59 s with
+``-O3``; with a precompiled header 16 s and 22.5 s (2026-11-27, docs/performance.md). torch's own
+``use_pch`` keeps one header inside torch's install tree, rebuilt whenever a build's flags differ
+from the last one's (most published kernels pass ``-O3`` or ``-O2``), and it writes there from
+whatever process builds; it was used only for candidates without flags.
+
+Here the trusted parent builds one header per flag set of ``VARIANTS`` (none, ``-O2``, ``-O3``),
+each with the exact compile line torch writes for ``main.cpp`` (read off torch's own ninja
+writer), into a machine-wide folder beside the build cache (``home()``: ``$HARNESS_CACHE/pch``, or
+``KH_PCH_DIR``),
+which workers see read-only (it is one of their ``shared`` dirs). A build through the cache
+(sandbox/build/buildcache.py) whose ``extra_cflags`` are exactly one of those sets, with no include
+paths of its own, gets that header's folder as an include path: GCC looks for
+``torch/extension.h.gch`` there before the header itself and uses it when it is valid for the
+compile (same options and macros, the first include of the file); otherwise it reads the
+folder's ``torch/extension.h``, which only includes torch's own (``#include_next``), so the build
+parses the header as before. The include path is
+not part of the build's cache key: the header stands for the same declarations, so the object is
+the one the stock build makes. Nothing is written into torch's tree.
+
+Each header is about 0.8 GB and takes 45-75 CPU s to build, once per machine, compiler, torch and
+flag set (its folder is named by a hash of all of them). ``prepare(source)`` builds only the sets
+a candidate's C++-only ``load_inline`` calls ask for (CUDA builds parse ``main.cpp`` slim:
+sandbox/build/slim.py), under a file lock, so concurrent processes build each header once.
+"""
+
+from __future__ import annotations
+
+import ast
+import fcntl
+import functools
+import hashlib
+import inspect
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+VARIANTS: tuple[tuple[str, ...], ...] = ((), ("-O2",), ("-O3",))
+HEADER = "torch/extension.h"
+BUILD_TIMEOUT_S = 900
+
+
+def enabled() -> bool:
+    return os.environ.get("KH_BUILD_PCH") == "1"
+
+
+def home() -> Path:
+    """The machine-wide folder of the precompiled headers: ``KH_PCH_DIR``, else beside the build
+    cache's root."""
+    if os.environ.get("KH_PCH_DIR"):
+        return Path(os.environ["KH_PCH_DIR"])
+    env = os.environ.get("HARNESS_CACHE")
+    base = Path(env) if env else Path.home() / ".cache" / "kernel-harness"
+    return base / "pch"
+
+
+@functools.lru_cache(maxsize=8)
+def compile_line(flags: tuple[str, ...]) -> tuple[str, ...]:
+    """The compiler and options torch's ninja file gives ``main.cpp`` for ``extra_cflags=flags``,
+    without the extension's name (a macro the header does not use)."""
+    from torch.utils import cpp_extension as ce
+
+    write = ce._write_ninja_file_to_build_library
+    with tempfile.TemporaryDirectory(prefix="kh-pch-probe-") as d:
+        main = os.path.join(d, "main.cpp")
+        Path(main).write_text("")
+        given = {"path": os.path.join(d, "build.ninja"), "name": "kh_pch_probe", "sources": [main],
+                 "extra_cflags": list(flags), "is_standalone": False}
+        write(**{p: given.get(p, [] if p.startswith("extra_") else False) for p in inspect.signature(write).parameters})
+        lines = dict(ln.split(" = ", 1) for ln in Path(d, "build.ninja").read_text().splitlines() if " = " in ln)
+    opts = [o for o in shlex.split(lines.get("cflags", "")) + shlex.split(lines.get("post_cflags", ""))
+            if not o.startswith("-DTORCH_EXTENSION_NAME=")]
+    return (lines.get("cxx", "c++"), *opts)
+
+
+def _identity(path: str | None) -> list[Any]:
+    """A file's identity for the signature: its real path, size and modification time."""
+    if not path:
+        return [None]
+    try:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+        return [real, st.st_size, st.st_mtime_ns]
+    except OSError:
+        return [path]
+
+
+@functools.lru_cache(maxsize=8)
+def signature(flags: tuple[str, ...]) -> str:
+    """What a header is valid for: the compile line, the compiler binary, torch and its header."""
+    import torch
+    from torch.utils import cpp_extension as ce
+
+    line = compile_line(flags)
+    doc = {"line": line, "cxx": _identity(shutil.which(line[0])), "torch": torch.__version__,
+           "header": _identity(os.path.join(ce.include_paths()[0], HEADER)), "v": 1}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def folder(root: str | os.PathLike[str], flags: tuple[str, ...]) -> Path:
+    return Path(root) / signature(flags)
+
+
+def include_for(dirs: list[str] | tuple[str, ...] | list[Path], extra_cflags: Any) -> str | None:
+    """In a worker: the include folder of a finished header for exactly these ``extra_cflags``
+    under one of the read-only ``dirs``, or None (other flags, none built, PCH off)."""
+    if not enabled():
+        return None
+    flags = tuple(extra_cflags or ())
+    if flags not in VARIANTS or not all(isinstance(f, str) for f in flags):
+        return None
+    try:
+        for d in dirs:
+            f = folder(d, flags)
+            if (f / "ok").is_file() and (f / (HEADER + ".gch")).is_file():
+                return str(f)
+    except Exception:  # noqa: BLE001 - a missing cut is slower, never wrong
+        return None
+    return None
+
+
+def given(include_paths: list[str]) -> bool:
+    """Whether these include paths are a build's precompiled header alone (``include_for``)."""
+    return len(include_paths) == 1 and Path(include_paths[0], "ok").is_file()
+
+
+def wanted(source: str) -> list[tuple[str, ...]]:
+    """The flag sets of ``VARIANTS`` that the C++-only ``load_inline`` calls of ``source`` pass as
+    literal ``extra_cflags`` (none given: the empty set). A guess of what to build ahead, never a
+    rule: a build uses a header only when its real flags match one."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[tuple[str, ...]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name != "load_inline":
+            continue
+        kws = {k.arg: k.value for k in node.keywords if k.arg}
+        cuda = kws.get("cuda_sources", node.args[2] if len(node.args) > 2 else None)
+        if cuda is not None and not (isinstance(cuda, ast.Constant) and cuda.value is None):
+            continue  # a CUDA build: its main.cpp is parsed slim
+        if "extra_include_paths" in kws:
+            continue
+        flags = kws.get("extra_cflags")
+        try:
+            got = () if flags is None else tuple(ast.literal_eval(flags))
+        except ValueError:
+            continue
+        if got in VARIANTS and got not in out:
+            out.append(got)
+    return out
+
+
+def ensure(flags: tuple[str, ...], root: str | os.PathLike[str] | None = None) -> tuple[float, str]:
+    """In the trusted parent: build the header for ``flags`` under ``root`` (default ``home()``)
+    unless it is there. (seconds spent building, why not built: "" when it is there)."""
+    root = Path(root) if root is not None else home()
+    try:
+        f = folder(root, flags)
+        if (f / "ok").is_file():
+            return 0.0, ""
+        root.mkdir(parents=True, exist_ok=True)
+        with open(root / f"{f.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per header and machine; the others wait
+            if (f / "ok").is_file():
+                return 0.0, ""
+            if (f / "failed").is_file():
+                return 0.0, (f / "failed").read_text().strip()
+            return _build(f, flags)
+    except Exception as e:  # noqa: BLE001 - a missing cut is slower, never wrong
+        return 0.0, f"{type(e).__name__}: {e}"
+
+
+def _build(f: Path, flags: tuple[str, ...]) -> tuple[float, str]:
+    line = compile_line(flags)
+    out = f / (HEADER + ".gch")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    wrapper = f / "pch-source.h"  # includes the header from torch's tree, as a system header like in a build
+    wrapper.write_text(f"#include <{HEADER}>\n")
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
+    argv = [*line, "-x", "c++-header", str(wrapper), "-o", str(tmp)]
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        tmp.unlink(missing_ok=True)
+        return time.monotonic() - t0, f"{type(e).__name__}: {e}"
+    if r.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        why = f"the compiler failed ({r.returncode}): {r.stderr[-500:]}"
+        (f / "failed").write_text(why + "\n")  # not tried again on this machine for these flags
+        return time.monotonic() - t0, why
+    # GCC takes a header from the folder where it found the .gch it could not use (a second include,
+    # other options): this one hands such an include on to torch's own, as if the folder were not there
+    out.with_suffix("").write_text(f"#include_next <{HEADER}>\n")
+    os.replace(tmp, out)
+    took = time.monotonic() - t0
+    (f / "ok").write_text(json.dumps({"argv": argv, "build_s": round(took, 1)}) + "\n")
+    return took, ""
+
+
+def shared() -> list[str]:
+    """The folder to give workers read-only (their ``shared`` dirs), when the cut is on and it exists."""
+    return [str(home())] if enabled() and home().is_dir() else []
+
+
+def prepare(source: str) -> dict[str, Any]:
+    """Before a candidate's build (trusted parent): make the headers its C++ builds can use.
+    {"built_s": seconds spent building now, "not_built": {flags: why}} ({} with the cut off)."""
+    if not enabled():
+        return {}
+    out: dict[str, Any] = {"built_s": 0.0}
+    for flags in wanted(source):
+        took, why = ensure(flags)
+        out["built_s"] = round(out["built_s"] + took, 2)
+        if why:
+            out.setdefault("not_built", {})[" ".join(flags) or "(none)"] = why
+    return out
