@@ -36,6 +36,9 @@ STYLES = ["cpu_cpp_relu_use_pch", "cpu_cpp_sum_pch_noflags", "cpu_cpp_relu_inclu
           "cuda_inline_relu_fast_math", "cuda_inline_relu_cuda_only_flags", "cuda_inline_relu_use_pch",
           "cuda_inline_relu_host_and_cuda_flags"]
 BY_NAME = {r.kernel: r for r in ROWS}
+# builds given the precompiled header of their flags with the cuts on (sandbox/build/pch.py): -O2 and
+# none are flag sets it has; a build with include paths of its own keeps them alone
+PCH_GIVEN = {"cpu_cpp_relu_use_pch": 1, "cpu_cpp_sum_pch_noflags": 1, "cpu_cpp_relu_include_paths": 0}
 TORCH_INCLUDE = os.path.join(os.path.dirname(torch.__file__), "include", "torch")
 
 
@@ -60,6 +63,8 @@ def _build_and_judge(tmp_path, monkeypatch, cuts: bool) -> dict[str, tuple]:
         assert "extension.h.gch" not in logs and "extension.h.sign" not in logs, (r.kernel, cuts, logs[-2000:])
         assert v.rule != "sandbox.filesystem", (r.kernel, cuts, v.message)
         out[r.kernel] = (b.outcome, v.status.value, v.rule)
+        if r.kernel in PCH_GIVEN:  # the cut's precompiled header: given exactly where its flags match
+            assert b.extra.get("pch") == (PCH_GIVEN[r.kernel] if cuts else 0), (r.kernel, cuts, b.extra)
     return out
 
 
