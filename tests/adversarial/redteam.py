@@ -90,11 +90,11 @@ def warm_build_cache(candidate: str | Path, cache_root: str | None = None) -> No
     """Build a candidate's extension into the build cache's trusted shared tier (which every
     worker loads from, read-only) in a child process, so later evaluations (and their wall
     timeouts) do not include the compile."""
-    code = (
-        "import sys; from sandbox.build import buildcache; "
-        "root = sys.argv[2] or str(buildcache.default_root()); buildcache.install(root + '/shared'); "
+    code = (  # with the precompiled header of its flags, as a judgement's build would get it (KH_BUILD_PCH)
+        "import sys; from sandbox.build import buildcache, pch; src = open(sys.argv[1]).read(); pch.prepare(src); "
+        "root = sys.argv[2] or str(buildcache.default_root()); buildcache.install(root + '/shared', pch.shared()); "
         "from sandbox.intake.task import exec_source; "
-        "exec_source(open(sys.argv[1]).read(), sys.argv[1])"
+        "exec_source(src, sys.argv[1])"
     )
     path = candidate if isinstance(candidate, Path) else CANDIDATES / f"{candidate}.py"  # a stem or a file
     subprocess.run([sys.executable, "-c", code, str(path), cache_root or ""],
