@@ -398,8 +398,8 @@ def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
         attribute(j, ref_failure)
     j.v.tolerance = tolerance_evidence(j.v.trials, j.atol, j.rtol)  # also, most usefully, when incorrect
     j.v.durations_s["total"] = round(time.monotonic() - j.t0, 3)
-    if j.v.status is not Status.VALID:
-        j.v.timings, j.v.speedups = ({}, {}) if j.v.status is not Status.VALID else (j.v.timings, j.v.speedups)
+    if j.v.status is not Status.VALID:  # no speedup is reported for a kernel that is not valid
+        j.v.timings, j.v.speedups = {}, {}
     return j.v
 
 
