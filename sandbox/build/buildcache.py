@@ -182,14 +182,6 @@ def pch_read_only(ce: Any) -> None:
     ce._check_and_build_extension_h_precompiler_headers = check_read_only
 
 
-def pch_noted(mod: Any, kw: dict[str, Any]) -> Any:
-    """Count a finished build that was given a precompiled header (sandbox/build/pch.py; GCC uses it
-    where it is valid: tests/conformance/test_pch.py checks that it is for torch's compile line)."""
-    if kw.get("extra_include_paths") and pchset.given(kw["extra_include_paths"]):
-        STATS["pch"] += 1
-    return mod
-
-
 def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = ()) -> None:
     """Wrap cpp_extension.load_inline / load so builds go through the cache at ``root``;
     a finished build in one of the read-only ``shared`` dirs is loaded from there first."""
@@ -284,6 +276,13 @@ def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = 
             """The build's arguments with the precompiled header's folder as its include path (not in
             the cache key: the header stands for the same declarations)."""
             return kw if pch_dir is None else {**kw, "extra_include_paths": [pch_dir]}
+
+        def pch_noted(mod: Any, kw: dict[str, Any]) -> Any:
+            """Count a finished build given the header (GCC uses it where it is valid for the compile:
+            tests/conformance/test_pch.py checks that it is for torch's compile line)."""
+            if pch_dir is not None and kw.get("extra_include_paths") == [pch_dir]:
+                STATS["pch"] += 1
+            return mod
 
         def cut_tier(name: str, cut: str, cpp: Any, cuda: Any, kw: dict[str, Any]) -> Any:
             """The build of these cut sources, or _NOT_BUILT when they do not build (remembered)."""

@@ -128,11 +128,6 @@ def include_for(dirs: list[str] | tuple[str, ...] | list[Path], extra_cflags: An
     return None
 
 
-def given(include_paths: list[str]) -> bool:
-    """Whether these include paths are a build's precompiled header alone (``include_for``)."""
-    return len(include_paths) == 1 and Path(include_paths[0], "ok").is_file()
-
-
 def wanted(source: str) -> list[tuple[str, ...]]:
     """The flag sets of ``VARIANTS`` that the C++-only ``load_inline`` calls of ``source`` pass as
     literal ``extra_cflags`` (none given: the empty set). A guess of what to build ahead, never a
