@@ -24,7 +24,8 @@ from harness.runner.op import OpResult
 from harness.stats import combine_sessions
 from harness.statusline import StatusLines
 
-BUILD_NOTE = "its C++/CUDA extension builds first unless cached (30-90 s a build on 2 cores, more under load)"
+BUILD_NOTE = ("its C++/CUDA extension builds first unless cached (30-90 s a build on 2 cores, more under load; "
+              "the machine's first C++ build also makes the precompiled torch header of its flags, about 75 s)")
 FINAL_NOTE = "hidden seeds, extra shapes, the full timing protocol (1-2 min on 2 cores)"
 
 
