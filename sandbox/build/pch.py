@@ -115,10 +115,10 @@ def include_for(dirs: list[str] | tuple[str, ...] | list[Path], extra_cflags: An
     under one of the read-only ``dirs``, or None (other flags, none built, PCH off)."""
     if not enabled():
         return None
-    flags = tuple(extra_cflags or ())
-    if flags not in VARIANTS or not all(isinstance(f, str) for f in flags):
-        return None
     try:
+        flags = tuple(extra_cflags or ())
+        if flags not in VARIANTS:
+            return None
         for d in dirs:
             f = folder(d, flags)
             if (f / "ok").is_file() and (f / (HEADER + ".gch")).is_file():
