@@ -134,7 +134,7 @@ def wanted(source: str) -> list[tuple[str, ...]]:
     rule: a build uses a header only when its real flags match one."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     out: list[tuple[str, ...]] = []
     for node in ast.walk(tree):
@@ -152,7 +152,7 @@ def wanted(source: str) -> list[tuple[str, ...]]:
         flags = kws.get("extra_cflags")
         try:
             got = () if flags is None else tuple(ast.literal_eval(flags))
-        except ValueError:
+        except Exception:  # noqa: BLE001 - not a literal sequence (a name, a number): nothing to prepare
             continue
         if got in VARIANTS and got not in out:
             out.append(got)

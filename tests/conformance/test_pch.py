@@ -27,6 +27,7 @@ O3 = ("-O3",)  # the flags of most kernels in tests/ (and of published ones): th
     ('load_inline("a", S, C)', []),
     ('load_inline("a", S, extra_cflags=["-O3", "-march=native"])', []),  # no header for these flags
     ('load_inline("a", S, extra_cflags=F)', []),  # not a literal
+    ('load_inline("a", S, extra_cflags=3)', []),
     ('load_inline("a", S, extra_include_paths=["/x"])', []),
     ('load_inline("a", S)\nload_inline("b", S, extra_cflags=["-O3"])\nload_inline("c", S)', [(), ("-O3",)]),
     ("def broken(:", []),
