@@ -58,9 +58,9 @@ def home() -> Path:
     cache's root."""
     if os.environ.get("KH_PCH_DIR"):
         return Path(os.environ["KH_PCH_DIR"])
-    env = os.environ.get("HARNESS_CACHE")
-    base = Path(env) if env else Path.home() / ".cache" / "kernel-harness"
-    return base / "pch"
+    from sandbox.build.buildcache import default_root  # it imports this module
+
+    return default_root().parent / "pch"
 
 
 @functools.lru_cache(maxsize=8)
