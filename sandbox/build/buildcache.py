@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.build import pch as pchset
+from sandbox.build.home import cache_base
 from sandbox.build.slim import STOCK_MAIN, slim_sources
 
 STATS: dict[str, Any] = {"compile_s": 0.0, "builds": 0, "hits": 0, "in_build": False, "lite": 0,
@@ -38,9 +39,7 @@ ACTIVE: list[str] = []  # paths of the build in progress: the only cache paths P
 
 
 def default_root() -> Path:
-    env = os.environ.get("HARNESS_CACHE")
-    base = Path(env) if env else Path.home() / ".cache" / "kernel-harness"
-    return base / "build"
+    return cache_base() / "build"
 
 
 def _key(kind: str, payload: dict[str, Any]) -> str:

@@ -44,6 +44,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sandbox.build.home import cache_base
+
 VARIANTS: tuple[tuple[str, ...], ...] = ((), ("-O2",), ("-O3",))
 HEADER = "torch/extension.h"
 BUILD_TIMEOUT_S = 900
@@ -58,9 +60,7 @@ def home() -> Path:
     cache's root."""
     if os.environ.get("KH_PCH_DIR"):
         return Path(os.environ["KH_PCH_DIR"])
-    from sandbox.build.buildcache import default_root  # it imports this module
-
-    return default_root().parent / "pch"
+    return cache_base() / "pch"
 
 
 @functools.lru_cache(maxsize=8)
