@@ -109,12 +109,35 @@ def build(j: Judging) -> bool:
     the candidate itself, as before, and reports what fails). A compile error is the verdict."""
     if not NATIVE_BUILD.search(j.source):
         return True
-    from sandbox.build.prebuild import prebuild, take_built
+    from sandbox.build.prebuild import BuildResult, prebuild, take_built
 
     if take_built(j.task, j.source, j.cfg):  # the executor's build worker just did this very step
         j.v.evidence["build"] = {"by": "the executor's build worker (this process)"}
         return True
-    res = prebuild(j.task, j.source, j.cfg, tier=j.open_tier())
+    import threading
+
+    tier = j.open_tier()
+    box: dict[str, object] = {}
+
+    def apart() -> None:  # in a thread of its own: the build worker lives and dies inside it (PR_SET_PDEATHSIG)
+        try:
+            box["res"] = prebuild(j.task, j.source, j.cfg, tier=tier)
+        except BaseException as e:  # noqa: BLE001 - raised below, in the judgement's thread
+            box["error"] = e
+
+    th = threading.Thread(target=apart, name=f"{threading.current_thread().name}-build", daemon=True)
+    th.start()
+    try:
+        # meanwhile this thread starts the judging workers (the Python and torch start-up of two
+        # processes, a few seconds); nothing of the candidate runs in them until the build is done,
+        # and they mount the working copy read-only, so what the build writes there they load
+        early_start(j, "build worker")
+    finally:
+        th.join()
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    res = box["res"]
+    assert isinstance(res, BuildResult)
     j.v.durations_s["build"] = round(res.wall_s, 3)
     j.v.durations_s["compile"] = round(res.compile_s, 3)
     j.v.evidence["build"] = {"builds": res.builds, "cache_hits": res.cache_hits, **res.extra}
@@ -125,6 +148,7 @@ def build(j: Judging) -> bool:
                      log=res.verdict.logs if res.verdict is not None else res.message)
     if res.outcome != "built":
         j.v.evidence["build_worker"] = res.message[:300]
+        j.reopen()  # the late order starts its own judging workers (build dir writable)
     return res.outcome == "built"
 
 
@@ -182,7 +206,7 @@ def warm_apart(j: Judging, profile: str, extras: list[str]) -> bool:
     try:
         # meanwhile this thread starts the judging workers (the Python, torch and CUDA start-up of
         # two processes); nothing of the candidate runs in them until the warm-apart worker is gone
-        early_start(j)
+        early_start(j, "warm-apart worker")
     finally:
         th.join()
         j.v.durations_s["warm_apart"] = round(time.monotonic() - t, 3)
@@ -203,13 +227,13 @@ def warm_apart(j: Judging, profile: str, extras: list[str]) -> bool:
     return bool(state["ok"])
 
 
-def early_start(j: Judging) -> None:
-    """Start the judging workers for the sealed import (cache read-only) while the warm-apart
-    worker runs. A start that fails is left to open_and_warm, which starts them again and
-    reports it."""
+def early_start(j: Judging, beside: str) -> None:
+    """Start the judging workers for the sealed import (cache read-only) while the build or
+    warm-apart worker (``beside``) runs. A start that fails is left to open_and_warm, which
+    starts them again and reports it."""
     try:
         j.start(cache_ro=True)
-        j.v.evidence["judging_workers_started_beside_warm_apart"] = True
+        j.v.evidence["judging_workers_started_beside"] = beside
     except Exception:  # noqa: BLE001
         j.reopen()
 
