@@ -87,14 +87,15 @@ class Worker(CallPath, Counting):
         self._scanned: set[str] = set()
         self._wrapped: set[int] = set()
         if role == "candidate":  # everything a later request imports, imported now (sys.modules is the candidate's to change)
-            from torch.profiler import ProfilerActivity, profile
+            from torch.profiler import ProfilerActivity
 
             from sandbox.intake.task import exec_source
             from sandbox.isolation import seccomp
             from sandbox.rules import ownhooks, tripwires
             from sandbox.timing import control
+            from sandbox.worker import warmup
 
-            self._profile_cls, self._acts = profile, ProfilerActivity
+            self._profile_cls, self._acts = warmup.profile_class(), ProfilerActivity
             self._Control, self._seccomp, self._exec_source = control.Control, seccomp, exec_source
             self._ownhooks, self._tripwires = ownhooks, tripwires
         self._spin = torch._C._cuda_sleep if hasattr(torch._C, "_cuda_sleep") else None
@@ -258,7 +259,10 @@ class Worker(CallPath, Counting):
             profile, act = self._profile_cls, self._acts
         else:
             from torch.profiler import ProfilerActivity as act
-            from torch.profiler import profile
+
+            from sandbox.worker import warmup
+
+            profile = warmup.profile_class()
         acts = [act.CPU] + ([act.CUDA] if self.cuda else [])
         prof = profile(activities=acts)
         rep = self.call(req, profiler=prof)
