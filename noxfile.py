@@ -35,7 +35,7 @@ def _install(session: nox.Session, *extras: str) -> None:
 @nox.session(python=PY)
 def tests(session: nox.Session) -> None:
     _install(session, "dev")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", *(session.posargs or ("-n", "2", "--dist", "loadgroup")))
 
 
 @nox.session(python=PY)
