@@ -408,10 +408,13 @@ def attack_28(device: str, monkeypatch: pytest.MonkeyPatch) -> Verdict:
         assert not left, f"files left in the host's /dev/shm: {left}"
         assert_nothing_escaped(v, t)
     assert v.status is Status.REJECTED and v.rule == rules.RESOURCES, describe(v)
-    deadline = time.monotonic() + 30  # the jail's tmpfs goes with its mount namespace
-    while _shmem_kib() > shmem_before + (512 << 10) and time.monotonic() < deadline:
+    # the jail's tmpfs goes with its mount namespace. The attack held at least the limit (1.5 GiB on a
+    # CPU) when the watchdog killed it; 1 GiB of slack is for the machine's other shared memory (the
+    # arenas, memfds, of judgements that the suite's other xdist worker runs meanwhile)
+    deadline = time.monotonic() + 30
+    while _shmem_kib() > shmem_before + (1 << 20) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert _shmem_kib() <= shmem_before + (512 << 10), (
+    assert _shmem_kib() <= shmem_before + (1 << 20), (
         f"shared memory still held after the verdict: {_shmem_kib()} KiB, {shmem_before} KiB before")
     return v
 
