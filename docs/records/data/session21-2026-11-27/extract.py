@@ -2,7 +2,6 @@
 """Session 21: one summary of a call's outputs (a folder like /var/tmp/s21): the logs' text and, from
 every verdict JSON, the fields this session checks (evidence.build and its pch count,
 evidence.judging_workers_started_beside, build_apart)."""
-import io
 import json
 import sys
 import tarfile
