@@ -49,30 +49,6 @@ def _precompiled_headers() -> None:
     os.environ.setdefault("KH_PCH_DIR", str(pch.home()))
 
 
-# test files that must share one pytest-xdist worker (``-n 2 --dist loadgroup``, what CI runs):
-# they start Ray clusters on this host, or use the session's one offline run, or one podman service
-_GROUPS = {
-    "tests/executors/test_ray_executor.py": "ray-and-offline-run",
-    "tests/executors/test_cli_executor.py": "ray-and-offline-run",
-    "tests/runner/test_e2e_cli.py": "ray-and-offline-run",
-}
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist's ``--dist loadgroup`` each test file runs whole on one worker (its module
-    fixtures, such as a warmed build, run once), the files of ``_GROUPS`` and the container tests
-    together. Runs before xdist's own hook, which reads the groups."""
-    if getattr(config.option, "dist", "no") != "loadgroup":
-        return
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        path = item.nodeid.split("::", 1)[0]
-        group = _GROUPS.get(path) or ("tests/containers" if path.startswith("tests/containers/") else path)
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 def pytest_runtest_logreport(report):
     if report.skipped and not hasattr(report, "wasxfail"):
         _SKIPS.append((report.nodeid, skips.reason_of(report)))
