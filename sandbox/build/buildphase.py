@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from sandbox import rules
@@ -114,26 +115,16 @@ def build(j: Judging) -> bool:
     if take_built(j.task, j.source, j.cfg):  # the executor's build worker just did this very step
         j.v.evidence["build"] = {"by": "the executor's build worker (this process)"}
         return True
-    import threading
-
     tier = j.open_tier()
     box: dict[str, object] = {}
 
-    def apart() -> None:  # in a thread of its own: the build worker lives and dies inside it (PR_SET_PDEATHSIG)
+    def apart() -> None:
         try:
             box["res"] = prebuild(j.task, j.source, j.cfg, tier=tier)
         except BaseException as e:  # noqa: BLE001 - raised below, in the judgement's thread
             box["error"] = e
 
-    th = threading.Thread(target=apart, name=f"{threading.current_thread().name}-build", daemon=True)
-    th.start()
-    try:
-        # meanwhile this thread starts the judging workers (the Python and torch start-up of two
-        # processes, a few seconds); nothing of the candidate runs in them until the build is done,
-        # and they mount the working copy read-only, so what the build writes there they load
-        early_start(j, "build worker")
-    finally:
-        th.join()
+    beside(j, "build worker", apart)
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     res = box["res"]
@@ -159,8 +150,6 @@ def warm_apart(j: Judging, profile: str, extras: list[str]) -> bool:
     judging worker then does it all itself, late, and gets the verdict for it). A compile
     error, a failed first call, a timeout or a process left running is the verdict (the late
     order gives the same)."""
-    import threading
-
     from sandbox.lane.devicelock import WARM_APART, YIELDED
     from sandbox.lane.devicelock import ticket as new_ticket
     from sandbox.lane.firstcall import LaneYield
@@ -201,14 +190,9 @@ def warm_apart(j: Judging, profile: str, extras: list[str]) -> bool:
         finally:
             b.close()
 
-    th = threading.Thread(target=apart, name=f"{threading.current_thread().name}-warm-apart", daemon=True)
-    th.start()
     try:
-        # meanwhile this thread starts the judging workers (the Python, torch and CUDA start-up of
-        # two processes); nothing of the candidate runs in them until the warm-apart worker is gone
-        early_start(j, "warm-apart worker")
+        beside(j, "warm-apart worker", apart)
     finally:
-        th.join()
         j.v.durations_s["warm_apart"] = round(time.monotonic() - t, 3)
         j.v.durations_s["compile"] = b.v.durations_s.get("compile", 0.0)
         j.v.evidence["build"] = b.v.evidence.get("build", {})
@@ -225,6 +209,22 @@ def warm_apart(j: Judging, profile: str, extras: list[str]) -> bool:
     if not state["ok"]:
         j.reopen()  # the late order starts its own workers (build dir writable)
     return bool(state["ok"])
+
+
+def beside(j: Judging, what: str, work: Callable[[], None]) -> None:
+    """Run ``work`` (the build or warm-apart worker's whole life) in a thread of its own, since a
+    worker dies with the thread that started it (PR_SET_PDEATHSIG), while this thread starts the
+    judging workers (the Python, torch and CUDA start-up of two processes). Nothing of the candidate
+    runs in them until ``work`` is done; they mount the working copy of the tier read-only, so what
+    ``work`` writes there they load. Returns when both are done."""
+    import threading
+
+    th = threading.Thread(target=work, name=f"{threading.current_thread().name}-{what.split()[0]}", daemon=True)
+    th.start()
+    try:
+        early_start(j, what)
+    finally:
+        th.join()
 
 
 def early_start(j: Judging, beside: str) -> None:
