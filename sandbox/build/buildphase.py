@@ -227,13 +227,13 @@ def beside(j: Judging, what: str, work: Callable[[], None]) -> None:
         th.join()
 
 
-def early_start(j: Judging, beside: str) -> None:
+def early_start(j: Judging, what: str) -> None:
     """Start the judging workers for the sealed import (cache read-only) while the build or
-    warm-apart worker (``beside``) runs. A start that fails is left to open_and_warm, which
+    warm-apart worker (``what``) runs. A start that fails is left to open_and_warm, which
     starts them again and reports it."""
     try:
         j.start(cache_ro=True)
-        j.v.evidence["judging_workers_started_beside"] = beside
+        j.v.evidence["judging_workers_started_beside"] = what
     except Exception:  # noqa: BLE001
         j.reopen()
 

@@ -7,6 +7,7 @@ holds the device (the parent's ``warm_device`` request)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -81,6 +82,7 @@ def _warm_profiler(t: Any, cuda: bool) -> None:
         t.ones(8).add_(1)
 
 
+@functools.cache
 def profile_class() -> Any:
     """``torch.profiler.profile`` whose sessions start without importing Inductor. Stock
     ``prepare_trace`` asks ``hasattr(torch, "_inductor")`` to read one Inductor setting (CUDA
