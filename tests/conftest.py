@@ -26,6 +26,15 @@ from tests.support import skips
 _SKIPS: list[tuple[str, str]] = []  # (node id, reason) of every skipped test of this session
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into node ids
+def pytest_collection_modifyitems(config, items):
+    """Under ``--dist loadgroup``: files with costly shared fixtures run whole on one worker
+    (tests/support/groups.py)."""
+    from tests.support.groups import add_groups
+
+    add_groups(config, items)
+
+
 def pytest_configure(config):
     """SIGINT as a terminal delivers it, whatever started pytest. A shell starts a background job
     (``cmd &``, as a CI runner or nohup may) with SIGINT ignored, and an ignored signal stays ignored

@@ -36,13 +36,22 @@ def test_an_output_rewritten_after_every_call_shows_in_the_windows_checked():
     carry its CPU, whichever check ends the judgement: the check window itself (rejected
     timing.threads, once CHECK_BG_MIN_OVER windows and more than CHECK_BG_OVER_SHARE of them are
     over) or, when a fetch beat the rewrite, the comparison (incorrect). Not every window is over
-    on a loaded box (3 of 6 were, once): the rule does not need them all."""
-    v = _judge("cheat_36_out_rewrite")
-    ev = v.evidence.get("check_bg_us", {})
-    assert (v.status, v.rule) in {(Status.REJECTED, rules.THREADS), (Status.INCORRECT, rules.TOLERANCE),
-                                  (Status.INCORRECT, rules.NONFINITE)}, describe(v)
-    assert ev.get("enforced") and ev["windows"] >= 1 and ev["over"] >= 1 and ev["us"] > ev["allowed"], (describe(v), ev)
-    # the rule, both ways: windows over enough reject at once, with the window check's message;
-    # a rejection without them came from the timing phase's per-call background-CPU median
-    by_windows = ev["over"] >= CHECK_BG_MIN_OVER and ev["over"] > CHECK_BG_OVER_SHARE * ev["windows"]
-    assert by_windows == ("between the end of the call and its check" in v.message), (describe(v), ev)
+    on a loaded box (3 of 6 were, once): the rule does not need them all. A comparison can also end
+    the judgement at its first window, before the rewriter, waiting for a core, ran much in it
+    (CI, 2026-11-27: one window, 89 us, under two pytest workers): so every judgement must catch
+    the cheat, and one of up to three must show the rewriter's CPU over the allowance."""
+    seen = []
+    for _ in range(3):
+        v = _judge("cheat_36_out_rewrite")
+        ev = v.evidence.get("check_bg_us", {})
+        assert (v.status, v.rule) in {(Status.REJECTED, rules.THREADS), (Status.INCORRECT, rules.TOLERANCE),
+                                      (Status.INCORRECT, rules.NONFINITE)}, describe(v)
+        assert ev.get("enforced") and ev["windows"] >= 1, (describe(v), ev)
+        # the rule, both ways: windows over enough reject at once, with the window check's message;
+        # a rejection without them came from the timing phase's per-call background-CPU median
+        by_windows = ev["over"] >= CHECK_BG_MIN_OVER and ev["over"] > CHECK_BG_OVER_SHARE * ev["windows"]
+        assert by_windows == ("between the end of the call and its check" in v.message), (describe(v), ev)
+        seen.append(ev)
+        if ev["over"] >= 1 and ev["us"] > ev["allowed"]:
+            return
+    pytest.fail(f"no judgement's windows showed the rewriter over the allowance: {seen}")

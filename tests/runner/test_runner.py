@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 
 import pytest
 
@@ -228,15 +229,19 @@ def test_resume_answers_identical_requests_in_recorded_order(tmp_path):
 
 
 class DyingModel:
-    """The offline model for ``alive`` calls, then an endpoint the client gave up on."""
+    """The offline model for ``alive`` calls, then an endpoint the client gave up on. With
+    ``judged_first`` (a judge), a dead call waits until that judge has judged something: an op whose
+    call was answered judges its kernel before the other op's failure stops the run (a stopped run
+    judges nothing more, so without the wait the threads decide whether that kernel is judged)."""
 
     name, offline = "fake-model@http://127.0.0.1:9/v1", False
 
-    def __init__(self, alive: int):
+    def __init__(self, alive: int, judged_first: Judge | None = None):
         from harness.llm.offline import OfflineModel
 
         self.inner, self.alive, self.calls, self.lock = OfflineModel(seed=0, device="cpu", broken_rate=0.0), alive, 0, \
             threading.Lock()
+        self.judged_first = judged_first
 
     def chat(self, messages, *, context, **kw):
         from harness.llm.base import TransientError
@@ -245,6 +250,9 @@ class DyingModel:
             self.calls += 1
             dead = self.calls > self.alive
         if dead:
+            deadline = time.monotonic() + 30
+            while self.judged_first is not None and not self.judged_first.calls and time.monotonic() < deadline:
+                time.sleep(0.01)
             raise TransientError("http://127.0.0.1:9/v1 (model 'fake-model') still failing after 3 attempts (0.1 s "
                                  "of backoff between them): APIConnectionError: Connection error.")
         return self.inner.chat(messages, context=context, **kw)
@@ -254,12 +262,13 @@ class DyingModel:
 def test_an_llm_outage_stops_the_run_and_final_judges_each_op_in_flight(tmp_path, jobs):
     """Serial: relu finishes (3 calls), softmax's 2nd call finds the endpoint gone: softmax stops,
     its valid kernel is final-judged, it is interrupted; sum_dim never begins. With --jobs 2 only the
-    first call is answered: the op beside the one that met the outage stops at its next call and
+    first call is answered, and its kernel is judged before the other op's call fails (the dead call
+    waits for it): the op beside the one that met the outage stops at its next call and
     final-judges what it found too (or, begun after the stop, stays pending)."""
     judge = Judge()
     rep = run(RunConfig(method="best-of-n", ops=["relu", "softmax", "sum_dim"], budget=Budget(evaluations=3),
                         results=tmp_path, run_id="o", jobs=jobs, progress=False), judge=judge,
-              model=DyingModel(alive=4 if jobs == 1 else 1))
+              model=DyingModel(alive=4 if jobs == 1 else 1, judged_first=judge if jobs == 2 else None))
     assert rep.stopped and rep.stopped.startswith("the LLM endpoint stopped answering: http://127.0.0.1:9/v1")
     res = Results.open(tmp_path)
     run_row = res.get_run("o")
