@@ -16,7 +16,7 @@ from typing import Any
 from sandbox import rules
 from sandbox.build import buildcache, buildphase, pch
 from sandbox.build.tiers import WorkTier
-from sandbox.check import refcache
+from sandbox.check import outcome, refcache
 from sandbox.check.attribution import attribute
 from sandbox.check.calls import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.config import EvalConfig
@@ -38,14 +38,8 @@ from sandbox.timing.measure import time_candidate
 from sandbox.verdict import Mode, Status, Verdict, tolerance_evidence
 from sandbox.worker import arenahint, arenasetup
 from sandbox.worker.arena import Arena
-from sandbox.worker.judgeenv import _errors_first, cache_root, environment, worker_limits
-from sandbox.worker.session import (
-    CallTimeout,
-    DeviceArenaFailed,
-    ProtocolViolation,
-    WorkerDied,
-    WorkerSession,
-)
+from sandbox.worker.judgeenv import cache_root, environment, worker_limits
+from sandbox.worker.session import WorkerDied, WorkerSession
 
 WARM_SEED = 12345  # public: the warm-up calls are never checked
 SETUP_FLOOR_S, SETUP_MULT = 10.0, 3.0  # a setup after the warm-up: max(floor, mult x the warm-up's at that profile)
@@ -369,23 +363,8 @@ def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
     try:
         try:
             j.run()
-        except Reject as r:
-            j.v.status, j.v.rule, j.v.message = r.status, r.rule, r.message
-            log = r.evidence.pop("log", "")
-            j.v.evidence.update(r.evidence)
-            if log:
-                j.v.logs = _errors_first(log)
-        except ProtocolViolation as e:
-            j.v.status, j.v.rule, j.v.message = Status.REJECTED, rules.RESULT_CHANNEL, str(e)
-        except ReferenceFailed as e:
-            ref_failure = str(e)
-        except DeviceArenaFailed as e:  # a region grown mid-judgement (the candidate may hold the memory)
-            ref_failure = f"{j.task.path}: the reference worker could not grow the arena in device memory: {e}"
-        except WorkerDied as e:
-            if j.ref is not None and "reference" in str(e) and not e.timed_out:
-                ref_failure = f"{j.task.path}: the reference worker died: {e}\n{j.ref.log_tail()[-2000:]}"
-            else:
-                _died(j, e)
+        except outcome.ENDINGS as e:
+            ref_failure = outcome.record(j, e)
     finally:
         try:
             j.close()
@@ -402,18 +381,3 @@ def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
         j.v.timings, j.v.speedups = {}, {}
     return j.v
 
-
-def _died(j: Judge, e: WorkerDied) -> None:
-    w = j.cand
-    violation = w.handle.violation() if w is not None else None
-    tail = w.log_tail() if w is not None else ""
-    if violation:
-        j.v.status, j.v.rule, j.v.message = Status.REJECTED, rules.RESOURCES, f"resource limit: {violation}"
-    elif isinstance(e, CallTimeout):
-        j.v.status, j.v.rule, j.v.message = Status.TIMEOUT, rules.TIMEOUT, f"{e}; the worker was killed"
-    elif e.timed_out:
-        j.v.status, j.v.rule = Status.TIMEOUT, rules.TIMEOUT
-        j.v.message = f"the evaluation exceeded its {j.cfg.timeout_s:g} s wall limit; the worker group was killed"
-    else:
-        j.v.status, j.v.message = Status.RUNTIME_ERROR, f"the candidate's process died: {e}"
-    j.v.logs = _errors_first(tail)

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from harness.cli import runchecks
 from harness.cli.evalopts import allow_degenerate_option, rules_option
 from harness.llm.cli_options import llm_options, note_concurrency
 from harness.methods.base import Budget
@@ -191,16 +192,16 @@ def cli(
         raise click.UsageError("--jobs must be >= 1")
     llm_spec = llm_spec or "offline"
     note_concurrency(jobs, llm_spec, llm_config)
-    overrides = _eval_overrides(eval_options)
+    overrides = runchecks.eval_overrides(eval_options)
     if allow_degenerate:  # in every EvalConfig of the run (the policy) and in the run's stored config
         overrides["allow_degenerate"] = True
     task_globals = parse_sets(sets)
     try:
-        _check_tasks(suite, ops, device, sandbox, rules, overrides, task_globals)
+        runchecks.check_tasks(suite, ops, device, sandbox, rules, overrides, task_globals)
     except TaskSelectionError as e:
         raise click.UsageError(str(e)) from e
-    _check_seed_kernels(seed_kernels)
-    _check_archive(archive)
+    runchecks.check_seed_kernels(seed_kernels)
+    runchecks.check_archive(archive)
     cfg = RunConfig(
         method=method,
         suite=suite,
@@ -223,7 +224,7 @@ def cli(
         run_id=run_id,
         sandbox=sandbox,
         jobs=jobs,
-        method_options=_parse_options(options),
+        method_options=runchecks.parse_options(options),
         eval_overrides=overrides,
         progress=not quiet,
         executor=executor,
@@ -328,83 +329,3 @@ def seed_configs(cfg: Any, seeds: int) -> list[Any]:
             run_id=f"{cfg.run_id}-s{seed}" if cfg.run_id else None,
         ))  # fmt: skip
     return out
-
-
-def _parse_options(items: tuple[str, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        if "=" not in item:
-            raise click.BadParameter(f"{item!r}: write KEY=VALUE", param_hint="--option")
-        k, v = item.split("=", 1)
-        out[k.strip().replace("-", "_")] = _value(v.strip())
-    return out
-
-
-def _eval_overrides(items: tuple[str, ...]) -> dict[str, Any]:
-    import dataclasses
-
-    from harness.policy import FIXED
-    from sandbox.contract import EvalConfig
-
-    allowed = {f.name for f in dataclasses.fields(EvalConfig)} - set(FIXED)
-    out = _parse_options(items)
-    bad = sorted(set(out) - allowed)
-    if bad:
-        raise click.BadParameter(
-            f"unknown evaluator setting(s) {bad}; allowed: {sorted(allowed)}",
-            param_hint="--eval-option",
-        )
-    if "baselines" in out and isinstance(out["baselines"], str):
-        out["baselines"] = tuple(b for b in out["baselines"].split("+") if b)
-    return out
-
-
-def _value(v: str) -> Any:
-    if v.lower() in ("true", "false"):
-        return v.lower() == "true"
-    for kind in (int, float):
-        try:
-            return kind(v)
-        except ValueError:
-            pass
-    return v
-
-
-def _check_tasks(suite: str | None, ops: str | None, device: str, sandbox: str, rules: str,
-                 overrides: dict[str, Any], task_globals: dict[str, Any] | None = None) -> None:
-    """The task check (sandbox/intake/taskcheck.py) of every op, at the profile its verdicts will use, before
-    anything runs: a degenerate task is one line and exit 2 unless --allow-degenerate. Before it, the
-    ``--set`` globals (each must be some op's) and each op's size against this machine
-    (harness/tasksize.py), in final mode (its extra shapes too): one line and exit 2."""
-    from harness.cli.evalopts import refuse_degenerate
-    from harness.policy import eval_config
-    from harness.runner.tasks import resolve_tasks
-    from harness.tasksize import apply_sets, refuse_oversize
-
-    tasks = resolve_tasks(suite, [o.strip() for o in ops.split(",") if o.strip()] if ops else None)
-    tasks = apply_sets(tasks, task_globals or {})
-    refuse_oversize([(t, eval_config("final", device, task=t, sandbox=sandbox, rules=rules,
-                                     overrides=overrides)) for t in tasks])
-    refuse_degenerate([(t, eval_config("feedback", device, task=t, sandbox=sandbox, rules=rules,
-                                       overrides=overrides)) for t in tasks],
-                      allow=bool(overrides.get("allow_degenerate")))
-def _check_seed_kernels(spec: str) -> None:
-    from harness.suite.suites import SuiteError
-
-    try:
-        from harness.suite.seeds import seeds_dir
-
-        seeds_dir(spec)
-    except SuiteError as e:
-        raise click.BadParameter(str(e), param_hint="--seed-kernels") from e
-
-
-def _check_archive(path: str | None) -> None:
-    if not path:
-        return
-    from harness.methods.archive import ArchiveFileError, load_file
-
-    try:
-        load_file(path)
-    except ArchiveFileError as e:
-        raise click.BadParameter(str(e), param_hint="--archive") from e

@@ -9,7 +9,7 @@ H100 under a batch the table is several times larger, and so is the gap)."""
 from __future__ import annotations
 
 from sandbox.isolation import proctree
-from sandbox.isolation.process import WATCH_SCAN_MAX_AGE_S
+from sandbox.isolation.prochandle import WATCH_SCAN_MAX_AGE_S
 
 WATCHDOGS = 27
 

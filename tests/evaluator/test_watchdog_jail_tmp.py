@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from sandbox.isolation.base import Limits
-from sandbox.isolation.process import ProcessHandle
+from sandbox.isolation.prochandle import ProcessHandle
 from tests.support.capabilities import needs_isolation
 
 
