@@ -33,7 +33,6 @@ def test_uses_it(costly, i):
         f.write("shared " + os.environ["PYTEST_XDIST_WORKER"] + "\\n")
 '''
 FREE = '''
-import os
 import time
 import pytest
 

@@ -62,8 +62,8 @@ def _suffix(item: pytest.Item, group: str) -> None:
     no longer reads ``_nodeid``: the suffix was lost and every test was handed out alone (found
     2026-11-27: the files above ran on both workers). Write it where this pytest reads it; with an
     older pytest xdist's hook still does (and the scheduler takes the text after the last ``@``)."""
-    if isinstance(getattr(item, "_id", None), str) or not hasattr(item, "_id"):
-        return  # a pytest whose ids xdist's hook still writes
+    if not hasattr(item, "_id"):
+        return  # a pytest before 9.2, whose ids xdist's hook still writes
     from _pytest.nodeid import coerce_node_id
 
     item._id = coerce_node_id(f"{item.nodeid}@{group}")
