@@ -28,25 +28,29 @@ def _schedstat(path: str) -> tuple[int, int]:
         return 0, 0
 
 
-def _process(pid: int) -> tuple[int, int]:
-    """(CPU ns, run-queue wait ns) summed over the threads of ``pid``."""
-    run = wait = 0
+def _threads(pid: int) -> dict[int, tuple[int, int]]:
+    """tid -> (CPU ns, run-queue wait ns) for the threads of ``pid``."""
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return 0, 0
-    for t in tids:
-        r, w = _schedstat(f"/proc/{pid}/task/{t}/schedstat")
-        run, wait = run + r, wait + w
-    return run, wait
+        return {}
+    return {int(t): _schedstat(f"/proc/{pid}/task/{t}/schedstat") for t in tids}
 
 
-def _tree(pid: int) -> dict[int, tuple[int, int]]:
+def _comm(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def _tree(pid: int) -> dict[int, dict[int, tuple[int, int]]]:
     try:
         pids = tree(pid)
     except OSError:
         return {}
-    return {p: _process(p) for p in pids}
+    return {p: _threads(p) for p in pids}
 
 
 def available() -> bool:
@@ -55,8 +59,13 @@ def available() -> bool:
 
 class HoldCpu:
     """Started when the device is taken, in the judging thread; ``finish()`` before the workers
-    stop: {"wall_s", "judging_thread": {"cpu_s", "runq_s"}, role: {"cpu_s", "runq_s"}} over the
-    hold. A process of a tree that ended meanwhile is not counted; one that started counts whole."""
+    stop: {"wall_s", "judging_thread": {"cpu_s", "runq_s"}, role: {"cpu_s", "runq_s", "procs",
+    "top"}} over the hold. A thread or process that ended meanwhile is not counted; one that
+    started counts whole. ``procs``: the processes of the role's tree at the end; ``top``: the
+    CPU seconds of its busiest names (a thread of the worker itself by its thread name, a process
+    under it as "child <name>"), the few that say where a tree's CPU went."""
+
+    TOP = 3
 
     def __init__(self, workers: dict[str, int]) -> None:
         self.workers = dict(workers)
@@ -71,9 +80,20 @@ class HoldCpu:
         out["judging_thread"] = _secs(r - self.thread0[0], w - self.thread0[1])
         for role, pid in self.workers.items():
             before, now = self.trees0[role], _tree(pid)
-            run = sum(max(0, v[0] - before.get(p, (0, 0))[0]) for p, v in now.items())
-            wait = sum(max(0, v[1] - before.get(p, (0, 0))[1]) for p, v in now.items())
-            out[role] = _secs(run, wait)
+            run = wait = 0
+            names: dict[str, int] = {}
+            for p, threads in now.items():
+                was = before.get(p, {})
+                for t, (tr, tw) in threads.items():
+                    dr = max(0, tr - was.get(t, (0, 0))[0])
+                    run, wait = run + dr, wait + max(0, tw - was.get(t, (0, 0))[1])
+                    if dr:
+                        name = (_comm(f"/proc/{p}/task/{t}/comm") if p == pid
+                                else "child " + _comm(f"/proc/{p}/comm"))
+                        names[name] = names.get(name, 0) + dr
+            top = sorted(names.items(), key=lambda kv: -kv[1])[:self.TOP]
+            out[role] = {**_secs(run, wait), "procs": sum(1 for threads in now.values() if threads),
+                         "top": {k: round(v / 1e9, 3) for k, v in top}}
         return out
 
 

@@ -61,6 +61,13 @@ def scrubbed_env(scratch: str, cache_root: str, gpu: bool = False, cuda_build: b
         # idle OpenMP threads sleep instead of spinning: spinning pools of two workers on a
         # small box steal the CPU from each other and from the parent's clock
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE"),
+        # torch.compile in a worker (the reference's compile baseline, a candidate's own) compiles
+        # in that worker's process. Inductor's default, where Triton is importable, is a pool of
+        # min(32, CPUs) compile processes started by the first Triton kernel it loads, cache hit
+        # or not: in every final-mode reference worker, while the GPU is held. The four-H200 host
+        # (session 21) showed that as 8-10 CPU seconds of the reference's process tree per 2 s
+        # hold, and run-queue waits for every judgement beside it (docs/performance.md, session 23)
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",
     })
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     if not gpu:

@@ -45,4 +45,33 @@ def test_a_tree_that_cannot_be_read_gives_no_numbers_and_no_error():
     gone.wait()
     h = holdcpu.start({"reference": gone.pid})
     got = holdcpu.finish(h) if h is not None else None
-    assert got is None or got["reference"] == {"cpu_s": 0.0, "runq_s": 0.0}
+    assert got is None or got["reference"] == {"cpu_s": 0.0, "runq_s": 0.0, "procs": 0, "top": {}}
+
+
+PARENT = ("import subprocess, sys, time\n"
+          "sys.stdin.readline()\n"  # the hold has started: fork the busy child now
+          "subprocess.Popen(['bash', '-c', 'while :; do :; done'])\n"
+          "time.sleep(30)\n")
+
+
+@pytest.mark.skipif(not holdcpu.available(), reason="the kernel has no per-thread schedstat")
+def test_a_process_started_under_a_worker_during_the_hold_is_counted_and_named():
+    """What a worker's tree starts while the GPU is held (inductor's compile pool was one: session
+    23) shows as more processes and as a "child <name>" among the tree's busiest names."""
+    w = subprocess.Popen([sys.executable, "-c", PARENT], stdin=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        h = holdcpu.HoldCpu({"reference": w.pid})
+        w.stdin.write("go\n")
+        w.stdin.flush()
+        time.sleep(1.5)
+        got = h.finish()["reference"]
+    finally:
+        for p in holdcpu.tree(w.pid)[1:]:
+            os.kill(p, 9)
+        w.kill()
+        w.wait()
+    assert got["procs"] == 2, got
+    assert got["top"].get("child bash", 0) > 0.3, got  # spinning for most of 1.5 s
+    assert next(iter(got["top"])) == "child bash", got  # the busiest name comes first
+    assert got["cpu_s"] >= got["top"]["child bash"], got

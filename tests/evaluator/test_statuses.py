@@ -92,13 +92,17 @@ def test_torch_computing_the_result_is_rejected():
 
 
 def test_allow_torch_ops_is_recorded_and_scrubs_secrets(monkeypatch):
-    # the candidate fails if the parent's secrets or home reach its environment
+    # the candidate fails if the parent's secrets or home reach its environment, or if a
+    # torch.compile in its worker would start inductor's pool of compile processes (session 23:
+    # that pool, started in every final-mode reference worker under the GPU hold, cost 8-10 CPU s)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-must-not-leak")
     monkeypatch.setenv("HF_TOKEN", "hf-must-not-leak")
+    monkeypatch.setenv("TORCHINDUCTOR_COMPILE_THREADS", "8")  # the parent's own setting does not pass
     prelude = (
         "leaked = [k for k in os.environ if 'KEY' in k or 'TOKEN' in k]\n"
         "assert not leaked, f'secrets leaked: {leaked}'\n"
         "assert os.environ['HOME'] != os.path.expanduser('~root'), 'HOME not scrubbed'\n"
+        "assert os.environ.get('TORCHINDUCTOR_COMPILE_THREADS') == '1', 'inductor would compile in a pool'\n"
     )
     v = run(python_candidate("        return a + b", prelude), allow_torch_ops=True)
     assert v.status is Status.VALID, (v.message, v.logs)

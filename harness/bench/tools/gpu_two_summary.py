@@ -116,6 +116,15 @@ def hold_cpu_medians(evidences: list[dict]) -> dict[str, dict[str, float]]:
                 and isinstance(e["hold_cpu"].get(side), dict)]
         if vals:
             out[side] = {k: round(statistics.median(x[k] for x in vals), 2) for k in ("cpu_s", "runq_s")}
+            procs = [x["procs"] for x in vals if isinstance(x.get("procs"), int)]
+            if procs:  # the processes of the side's tree, and where its CPU went (mean s a judgement)
+                out[side]["procs_max"] = max(procs)
+                names: dict[str, float] = {}
+                for x in vals:
+                    for k, v in (x.get("top") or {}).items():
+                        names[k] = names.get(k, 0.0) + v
+                top = sorted(names.items(), key=lambda kv: -kv[1])[:3]
+                out[side]["top_mean_s"] = {k: round(v / len(vals), 2) for k, v in top}  # type: ignore[assignment]
     return out
 
 
