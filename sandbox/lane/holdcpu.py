@@ -60,10 +60,12 @@ def available() -> bool:
 class HoldCpu:
     """Started when the device is taken, in the judging thread; ``finish()`` before the workers
     stop: {"wall_s", "judging_thread": {"cpu_s", "runq_s"}, role: {"cpu_s", "runq_s", "procs",
-    "top"}} over the hold. A thread or process that ended meanwhile is not counted; one that
-    started counts whole. ``procs``: the processes of the role's tree at the end; ``top``: the
-    CPU seconds of its busiest names (a thread of the worker itself by its thread name, a process
-    under it as "child <name>"), the few that say where a tree's CPU went."""
+    "threads", "top", "runq_top"}} over the hold. A thread or process that ended meanwhile is not
+    counted; one that started counts whole. ``procs``, ``threads``: the role's tree at the end;
+    ``top``: the CPU seconds of its busiest names (a thread of the root process by its thread
+    name, a process under it as "child <name>", a thread of that process "child <name>/<thread>");
+    ``runq_top``: [run-queue seconds, threads] of the names that waited longest for a CPU. Many
+    threads of one name waiting is a thread pool woken on a loaded host."""
 
     TOP = 3
 
@@ -81,19 +83,25 @@ class HoldCpu:
         for role, pid in self.workers.items():
             before, now = self.trees0[role], _tree(pid)
             run = wait = 0
-            names: dict[str, int] = {}
+            names: dict[str, list[int]] = {}  # name -> [CPU ns, run-queue ns, threads]
             for p, threads in now.items():
                 was = before.get(p, {})
                 for t, (tr, tw) in threads.items():
                     dr = max(0, tr - was.get(t, (0, 0))[0])
-                    run, wait = run + dr, wait + max(0, tw - was.get(t, (0, 0))[1])
-                    if dr:
-                        name = (_comm(f"/proc/{p}/task/{t}/comm") if p == pid
-                                else "child " + _comm(f"/proc/{p}/comm"))
-                        names[name] = names.get(name, 0) + dr
-            top = sorted(names.items(), key=lambda kv: -kv[1])[:self.TOP]
+                    dw = max(0, tw - was.get(t, (0, 0))[1])
+                    run, wait = run + dr, wait + dw
+                    if dr or dw:
+                        name = _comm(f"/proc/{p}/task/{t}/comm")
+                        if p != pid:
+                            name = f"child {_comm(f'/proc/{p}/comm')}" + (f"/{name}" if t != p else "")
+                        n = names.setdefault(name, [0, 0, 0])
+                        n[0], n[1], n[2] = n[0] + dr, n[1] + dw, n[2] + 1
+            top = sorted(names.items(), key=lambda kv: -kv[1][0])[:self.TOP]
+            waits = sorted(names.items(), key=lambda kv: -kv[1][1])[:self.TOP]
             out[role] = {**_secs(run, wait), "procs": sum(1 for threads in now.values() if threads),
-                         "top": {k: round(v / 1e9, 3) for k, v in top}}
+                         "threads": sum(len(threads) for threads in now.values()),
+                         "top": {k: round(v[0] / 1e9, 3) for k, v in top},
+                         "runq_top": {k: [round(v[1] / 1e9, 3), v[2]] for k, v in waits if v[1]}}
         return out
 
 

@@ -45,7 +45,7 @@ def test_a_tree_that_cannot_be_read_gives_no_numbers_and_no_error():
     gone.wait()
     h = holdcpu.start({"reference": gone.pid})
     got = holdcpu.finish(h) if h is not None else None
-    assert got is None or got["reference"] == {"cpu_s": 0.0, "runq_s": 0.0, "procs": 0, "top": {}}
+    assert got is None or got["reference"] == {"cpu_s": 0.0, "runq_s": 0.0, "procs": 0, "threads": 0, "top": {}, "runq_top": {}}
 
 
 PARENT = ("import subprocess, sys, time\n"
