@@ -70,10 +70,13 @@ def scrubbed_env(scratch: str, cache_root: str, gpu: bool = False, cuda_build: b
         "TORCHINDUCTOR_COMPILE_THREADS": "1",
     })
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    if not gpu:
-        # one intra-op thread per worker on CPU: spinning OpenMP pools on an oversubscribed box
-        # made eager baselines swing 1000x (lead's L2); CPU numbers are test-only anyway
-        env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
+    # one intra-op thread per worker. On CPU: spinning OpenMP pools on an oversubscribed box made
+    # eager baselines swing 1000x (lead's L2); CPU numbers are test-only anyway. On a GPU: inputs
+    # are made and outputs compared on the device, and a pool of one thread per core (34 threads
+    # in a worker on a 16-core H200 host after its warm-up) woke for each CPU op over the hold,
+    # waiting for CPUs the next judgements' start-ups were using (session 23: a candidate's
+    # threads waited up to 28 s over a 2 s hold on the four-H200 host)
+    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"
     if (gpu or cuda_build) and "TORCH_CUDA_ARCH_LIST" not in env:
         arch = _gpu_arch()
         if arch:
