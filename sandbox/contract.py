@@ -8,7 +8,9 @@ the evaluator imports nothing of ``harness/``.
 - what comes back: ``Verdict``, ``Status``, ``Mode``; a candidate the judge cannot take:
   ``CandidateError``
 - the acts: ``evaluate`` (judge one candidate), ``prebuild`` / ``BuildResult``
-  (build ahead of judging), ``NATIVE_BUILD`` (which sources have extension builds)
+  (build ahead of judging), ``NATIVE_BUILD`` (which sources have extension builds),
+  ``precompiled_headers`` (sandbox/build/pch.py: ``abandon()`` when a run is stopped by a signal,
+  so a header being built does not hold it, ``reset()`` after)
 - the machine and the jail, for ``harness doctor``, the executors and the method endpoints:
   ``fingerprint``, ``package_version``, ``Machine``, ``Gpu``, ``nvidia_smi``, ``get_launcher``,
   ``Launcher``, ``Limits``, ``Mount``, ``WorkerSpec``, ``SandboxUnavailable``,
@@ -22,6 +24,7 @@ the evaluator imports nothing of ``harness/``.
 
 from __future__ import annotations
 
+from sandbox.build import pch as precompiled_headers
 from sandbox.build.buildphase import NATIVE_BUILD
 from sandbox.build.prebuild import BuildResult, prebuild
 from sandbox.config import EvalConfig
@@ -47,5 +50,5 @@ __all__ = [
     "fingerprint", "get_launcher", "isolation_probe", "load_target", "load_task", "nvidia_smi",
     "package_version", "prebuild",
     "DegenerateTask", "TaskCheck", "check_tasks",
-    "parked_judgements", "machine_slots",
+    "parked_judgements", "machine_slots", "precompiled_headers",
 ]

@@ -20,6 +20,7 @@ from harness.runner.stop import SIGNAL, RunInterrupted, RunStop, signal_reason
 from harness.runner.tasks import resolve_tasks
 from harness.store import Results, RunSpec, fingerprint, new_run_id, runlock
 from harness.suite.seeds import seeded_ops, seeds_dir
+from sandbox.contract import precompiled_headers
 
 
 @dataclass
@@ -225,6 +226,7 @@ def _run_held(cfg: RunConfig, method: Any, inner: Any, method_name: str, tasks: 
     except KeyboardInterrupt as e:  # SIGINT, or SIGTERM (harness/runner/stop.py): resumable
         reason, code = signal_reason(e)
         stop.halt(reason, SIGNAL)
+        precompiled_headers.abandon()  # a precompiled header being built is given up: close() below waits for builds
         results.finish_run(info.run_id, error=reason, status="interrupted")
         raise RunInterrupted(info.run_id, reason, code) from e
     except BaseException as e:
@@ -233,6 +235,7 @@ def _run_held(cfg: RunConfig, method: Any, inner: Any, method_name: str, tasks: 
     finally:
         if executor is not None:
             executor.close()
+        precompiled_headers.reset()
     failed = [r for r in op_results if r.status == "failed"]
     if stop.stopped:  # an LLM outage: what was found is final-judged; the rest waits for a resume
         results.finish_run(info.run_id, error=stop.reason, status="interrupted")

@@ -13,6 +13,9 @@ that stopped answering, or by SIGINT (Ctrl-C) / SIGTERM.
   flight is stored ``interrupted``. SIGINT arrives as ``KeyboardInterrupt``; ``stop_signals()``
   makes SIGTERM raise ``Interrupted`` (a ``KeyboardInterrupt``) the same way. ``run()`` raises
   ``RunInterrupted`` (run id and reason) once the store says so; the CLI prints the resume command.
+* A signal also gives up a precompiled header being built (sandbox/build/pch.py ``abandon``): a
+  judgement's build thread, or the executor's, may be in one for 75 s or more, and the stop waits
+  for those threads (CI, session 23). The run resets it when it ends.
 * A signal is also latched: Python drops an exception raised where it cannot propagate (an
   at-fork hook such as logging's, a ``__del__``, a weakref callback: "Exception ignored in ..."),
   so a Ctrl-C landing there was lost and the run went on to the end (CI, 2026-11-26). Under
@@ -31,6 +34,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from harness.llm.base import BudgetExhausted, ChatRequest, ChatResult, ModelWrapper, TransientError
+from sandbox.contract import precompiled_headers
 
 OUTAGE, SIGNAL = "outage", "signal"
 
@@ -125,10 +129,12 @@ def stop_signals() -> Iterator[None]:
     def on_sigterm(signum: int, frame: Any) -> None:
         name = signal.Signals(signum).name
         _latched[:] = _latched or [name]
+        precompiled_headers.abandon()
         raise Interrupted(name)
 
     def on_sigint(signum: int, frame: Any) -> None:
         _latched[:] = _latched or ["SIGINT"]
+        precompiled_headers.abandon()
         signal.default_int_handler(signum, frame)
 
     old_hook = sys.unraisablehook

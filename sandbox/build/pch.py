@@ -30,6 +30,7 @@ sandbox/build/slim.py), under a file lock, so concurrent processes build each he
 from __future__ import annotations
 
 import ast
+import contextlib
 import fcntl
 import functools
 import hashlib
@@ -38,8 +39,10 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,23 @@ from sandbox.build.home import cache_base
 VARIANTS: tuple[tuple[str, ...], ...] = ((), ("-O2",), ("-O3",))
 HEADER = "torch/extension.h"
 BUILD_TIMEOUT_S = 900
+STOPPED = "the run stopped before the header was built"
+_ABANDON = threading.Event()
+
+
+def abandon() -> None:
+    """The run was stopped (SIGINT, SIGTERM): a header being built is given up, its compiler killed
+    and nothing of it kept, and none is begun until ``reset()``. A 75 s header build (more under load)
+    held Ctrl-C for its whole length: the executor waits for the builds in flight (CI, session 23)."""
+    _ABANDON.set()
+
+
+def reset() -> None:
+    _ABANDON.clear()
+
+
+def abandoned() -> bool:
+    return _ABANDON.is_set()
 
 
 def enabled() -> bool:
@@ -169,7 +189,14 @@ def ensure(flags: tuple[str, ...], root: str | os.PathLike[str] | None = None) -
             return 0.0, ""
         root.mkdir(parents=True, exist_ok=True)
         with open(root / f"{f.name}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per header and machine; the others wait
+            while True:  # one builder per header and machine; the others wait, unless the run stops
+                if _ABANDON.is_set():
+                    return 0.0, STOPPED
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    time.sleep(0.2)
             if (f / "ok").is_file():
                 return 0.0, ""
             if (f / "failed").is_file():
@@ -189,13 +216,26 @@ def _build(f: Path, flags: tuple[str, ...]) -> tuple[float, str]:
     argv = [*line, "-x", "c++-header", str(wrapper), "-o", str(tmp)]
     t0 = time.monotonic()
     try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        tmp.unlink(missing_ok=True)
+        # its own process group: the driver (g++) runs cc1plus as a child, and both go on a stop
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    except OSError as e:
         return time.monotonic() - t0, f"{type(e).__name__}: {e}"
-    if r.returncode != 0:
+    try:
+        while True:
+            try:
+                _, err = p.communicate(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                late = time.monotonic() - t0 > BUILD_TIMEOUT_S
+                if late or _ABANDON.is_set():
+                    _kill(p, tmp)
+                    return time.monotonic() - t0, (f"TimeoutExpired: over {BUILD_TIMEOUT_S} s" if late else STOPPED)
+    except BaseException:  # Ctrl-C in the thread that builds (a serial run judges in its main thread)
+        _kill(p, tmp)
+        raise
+    if p.returncode != 0:
         tmp.unlink(missing_ok=True)
-        why = f"the compiler failed ({r.returncode}): {r.stderr[-500:]}"
+        why = f"the compiler failed ({p.returncode}): {err[-500:]}"
         (f / "failed").write_text(why + "\n")  # not tried again on this machine for these flags
         return time.monotonic() - t0, why
     # GCC takes a header from the folder where it found the .gch it could not use (a second include,
@@ -205,6 +245,14 @@ def _build(f: Path, flags: tuple[str, ...]) -> tuple[float, str]:
     took = time.monotonic() - t0
     (f / "ok").write_text(json.dumps({"argv": argv, "build_s": round(took, 1)}) + "\n")
     return took, ""
+
+
+def _kill(p: subprocess.Popen, tmp: Path) -> None:
+    """The compiler's whole process group (the driver and its cc1plus), and its half-written header."""
+    with contextlib.suppress(OSError):
+        os.killpg(p.pid, signal.SIGKILL)
+    p.communicate()
+    tmp.unlink(missing_ok=True)
 
 
 def shared() -> list[str]:

@@ -134,6 +134,8 @@ def prebuild(task: Task | str | Path, source: str, config: EvalConfig | None = N
     w = None
     own_tier = tier is None
     headers = pch.prepare(source)  # trusted, before the worker: the precompiled headers it can use
+    if pch.abandoned():  # the run was stopped while a header was built: no build begins now
+        return BuildResult("not_built", message=pch.STOPPED)
     try:
         shared, own, trusted = buildcache.layout(cache_root(config), source)
         if tier is None:

@@ -9,6 +9,7 @@ counts out of every op of the run.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import signal
@@ -44,16 +45,35 @@ def first_candidate_stored(results: Path, proc, timeout: float = 300) -> None:
     raise AssertionError(f"the run never reached its first judgement: {proc.poll()}")
 
 
+def _running_in(folder: Path) -> list[str]:
+    """Command lines of the running processes that name ``folder`` (read from /proc)."""
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(folder) in cmd:
+            out.append(cmd)
+    return out
+
+
 @pytest.mark.parametrize("sig, code, words", [(signal.SIGINT, 130, "SIGINT (Ctrl-C)"), (signal.SIGTERM, 143, "SIGTERM")])
 def test_a_signal_stores_the_run_interrupted_and_prints_the_resume_command(tmp_path, sig, code, words):
     results = tmp_path / "results"
     args = ["run", "--method", "best-of-n", "--llm", "offline", "--ops", "relu,sigmoid", "--budget", "3",
             "--device", "cpu", "--seed-kernels", "none", "--results", str(results), *FAST_EVAL_OPTIONS]
-    p = harness_popen(*args)
+    # a folder of precompiled headers of its own: the first judgement builds torch's header (75 s here),
+    # so the signal lands during that build, which must not hold the stop nor outlive the run
+    headers = tmp_path / "pch"
+    p = harness_popen(*args, env={**os.environ, "KH_PCH_DIR": str(headers)})
     first_candidate_stored(results, p)
     p.send_signal(sig)  # to the harness process alone, as `kill` or a scheduler does
     out, _ = p.communicate(timeout=120)
     assert p.returncode == code, out
+    time.sleep(1)
+    assert not _running_in(headers), "a compiler of the header outlived the run"
+    assert not list(headers.rglob("*.tmp")), list(headers.rglob("*"))
     assert "Traceback" not in out and "Aborted!" not in out
     m = LINE.match(out.strip().splitlines()[-1])
     assert m, out
