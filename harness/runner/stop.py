@@ -158,6 +158,7 @@ def stop_signals() -> Iterator[None]:
         if old_int is signal.default_int_handler:
             signal.signal(signal.SIGINT, old_int)
         _latched.clear()
+        precompiled_headers.reset()
 
 
 def resume_command(argv: Sequence[str], run_id: str | None, seed: int | None = None) -> str:
