@@ -13,32 +13,11 @@ import threading
 import time
 
 from sandbox.build import pch
-
-
-def _children() -> list[str]:
-    """The programs of the running processes whose command line names this test's folder (a
-    compiler of its header left running), read from /proc."""
-    import os
-
-    out = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
-            if _FOLDER[0] and _FOLDER[0] in cmd:
-                out.append(cmd.split()[0])
-    return out
-
-
-_FOLDER: list[str] = [""]
+from tests.support.procs import running_in
 
 
 def test_an_abandoned_header_build_ends_at_once_and_keeps_nothing(tmp_path):
     got: dict[str, tuple[float, str]] = {}
-    _FOLDER[0] = str(tmp_path)
 
     def build(name: str) -> None:
         got[name] = pch.ensure((), root=tmp_path)
@@ -63,7 +42,7 @@ def test_an_abandoned_header_build_ends_at_once_and_keeps_nothing(tmp_path):
         assert not (f / "ok").exists() and not (f / "failed").exists()
         time.sleep(1)  # a compiler left running would go on writing its temp file
         assert not list(f.rglob("*.gch*")), list(f.rglob("*"))  # no header, no half-written temp file
-        assert not [c for c in _children() if c.endswith("cc1plus")], _children()  # the compiler is gone
+        assert not running_in(tmp_path), running_in(tmp_path)  # the compiler (driver and cc1plus) is gone
         t = time.monotonic()
         assert pch.ensure((), root=tmp_path) == (0.0, pch.STOPPED)  # none begun while abandoned
         assert time.monotonic() - t < 1

@@ -21,6 +21,7 @@ import pytest
 
 from tests.support.cli import harness, harness_popen
 from tests.support.evalconfig import FAST_EVAL_OPTIONS
+from tests.support.procs import running_in
 
 pytestmark = pytest.mark.slow
 
@@ -45,19 +46,6 @@ def first_candidate_stored(results: Path, proc, timeout: float = 300) -> None:
     raise AssertionError(f"the run never reached its first judgement: {proc.poll()}")
 
 
-def _running_in(folder: Path) -> list[str]:
-    """Command lines of the running processes that name ``folder`` (read from /proc)."""
-    out = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if str(folder) in cmd:
-            out.append(cmd)
-    return out
-
-
 @pytest.mark.parametrize("sig, code, words", [(signal.SIGINT, 130, "SIGINT (Ctrl-C)"), (signal.SIGTERM, 143, "SIGTERM")])
 def test_a_signal_stores_the_run_interrupted_and_prints_the_resume_command(tmp_path, sig, code, words):
     results = tmp_path / "results"
@@ -72,7 +60,7 @@ def test_a_signal_stores_the_run_interrupted_and_prints_the_resume_command(tmp_p
     out, _ = p.communicate(timeout=120)
     assert p.returncode == code, out
     time.sleep(1)
-    assert not _running_in(headers), "a compiler of the header outlived the run"
+    assert not running_in(headers), "a compiler of the header outlived the run"
     assert not list(headers.rglob("*.tmp")), list(headers.rglob("*"))
     assert "Traceback" not in out and "Aborted!" not in out
     m = LINE.match(out.strip().splitlines()[-1])
