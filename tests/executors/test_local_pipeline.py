@@ -165,7 +165,12 @@ def test_closing_fails_units_still_waiting_instead_of_leaving_callers_blocked():
     ex = executor(rec, workers=1)
     # more units than judging threads (four per GPU by default): some are still waiting at close
     futs = [ex.submit(Task("op"), f"c{i}", EvalConfig()) for i in range(ex.judges_per_device + 3)]
-    time.sleep(0.2)
+    # close once the first judgement holds the device, not after a fixed sleep: on a loaded CI
+    # machine 0.2 s was not always enough for the first unit to reach its judge
+    deadline = time.monotonic() + 20
+    while not rec.judging and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert rec.judging, "the first unit never reached its judge"
     ex.close()
     done = [f.exception(timeout=10) is None for f in futs]
     assert done[0] and not all(done)
