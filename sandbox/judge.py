@@ -164,14 +164,23 @@ class Judge(Checks):
         common: dict[str, Any] = {
             "task_source": self.task.source, "task_path": str(self.task.path),
             "overrides": self.overrides(profile), "init_seed": self.init_seed, "entry": self.entry.name}
-        rep, _ = self.ref.request("setup", compile=self.baseline_compile, **common)
-        if not rep.get("ok"):
-            raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
         # after the warm-up, a setup is bounded by the warm-up's at that profile: a constructor slow
         # only when it is judged would hold the device (sandbox/lane/firstcall.py)
         warm = None if self.phase == "warm" else self.warm_setup_s.get(profile)
         floor = 60.0 if warm is None else max(SETUP_FLOOR_S, SETUP_MULT * warm)
-        rep, _ = self.cand.request("setup", bound=self.call_bound(floor=floor), **common)
+        # the two models are built side by side, each in its own process: a KernelBench model's
+        # constructor is CPU work (serial RNG init: 0.2 s for a 4096x4096 Linear, 0.7 s at 8192),
+        # paid in the GPU hold at every setup. The candidate's is begun first (its arena sync may
+        # ask the reference); a first call's lane watch reads its reply only after the reference's.
+        t = time.monotonic()
+        pending = self.cand.begin("setup", bound=self.call_bound(floor=floor), **common)
+        rep, _ = self.ref.request("setup", compile=self.baseline_compile, **common)
+        if not rep.get("ok"):
+            raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
+        rep, _ = pending.result()
+        ev = self.v.evidence  # the setups' wall time: [count, s] (each worker's own: evidence.requests)
+        n, spent = ev.get("setups", [0, 0.0])
+        ev["setups"] = [n + 1, round(spent + time.monotonic() - t, 3)]
         if not rep.get("ok"):
             raise Reject(Status.RUNTIME_ERROR, None, f"ModelNew(*get_init_inputs()) failed at profile {profile!r}",
                          log=rep.get("error", ""))

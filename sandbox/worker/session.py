@@ -255,14 +255,32 @@ class WorkerSession(ArenaLink):
         for _ in range(3):
             self._sync_arena()
             rep, rtt = self._request(op, bound=bound, **kw)
-            if not (rep.get("kind") == "arena" and self.role == "reference" and self.arena is not None
-                    and rep.get("region") in self.arena.sizes and isinstance(rep.get("need"), int)):
+            if not self._sized_arena(rep):
                 break
-            self.arena.ensure(rep["region"], rep["need"])  # the trusted worker's inputs: it sizes them
         return rep, rtt
+
+    def _sized_arena(self, rep: dict[str, Any]) -> bool:
+        """A reference's reply asking for a bigger arena region (the trusted worker's inputs: it
+        sizes them): grown here, and the request is to be sent again."""
+        if not (rep.get("kind") == "arena" and self.role == "reference" and self.arena is not None
+                and rep.get("region") in self.arena.sizes and isinstance(rep.get("need"), int)):
+            return False
+        self.arena.ensure(rep["region"], rep["need"])
+        return True
+
+    def begin(self, op: str, *, bound: tuple[float, str] | None = None, **kw: Any) -> Pending:
+        """Send a request and return at once; ``Pending.result()`` waits for its reply as
+        ``request`` would. Nothing may be asked of this worker in between, nor of the reference
+        while a candidate's arena sync could ask it (so a candidate's request is begun first).
+        A judgement sets its two workers' models up side by side this way (judge.py: setup)."""
+        self._sync_arena()
+        return Pending(self, op, bound, kw, self._send(op, kw.pop("fds", None), kw))
 
     def _request(self, op: str, *, bound: tuple[float, str] | None = None, fds: list[int] | None = None,
                  **kw: Any) -> tuple[dict[str, Any], int]:
+        return self._receive(op, bound, self._send(op, fds, kw))
+
+    def _send(self, op: str, fds: list[int] | None, kw: dict[str, Any]) -> int:
         self.next_id += 1
         msg = {"op": op, "id": self.next_id, **kw}
         t0 = time.monotonic_ns()
@@ -272,6 +290,9 @@ class WorkerSession(ArenaLink):
                 socket.send_fds(self.sock, [b"F"], fds)
         except OSError as e:
             raise WorkerDied(f"{self.role} worker died ({_describe_exit(self.handle.poll())}): {e}") from e
+        return t0
+
+    def _receive(self, op: str, bound: tuple[float, str] | None, t0: int) -> tuple[dict[str, Any], int]:
         if bound is not None and bound[0] < self.deadline:
             limit = self._await_reply(bound[0])
             try:
@@ -389,3 +410,18 @@ def _describe_exit(code: int | None) -> str:
         except ValueError:
             pass
     return f"exit status {code}"
+
+
+class Pending:
+    """A request sent with ``WorkerSession.begin`` whose reply is still to be read."""
+
+    def __init__(self, session: WorkerSession, op: str, bound: tuple[float, str] | None, kw: dict[str, Any],
+                 t0: int) -> None:
+        self.session, self.op, self.bound, self.kw, self.t0 = session, op, bound, kw, t0
+
+    def result(self) -> tuple[dict[str, Any], int]:
+        s = self.session
+        rep, rtt = s._receive(self.op, self.bound, self.t0)
+        if s._sized_arena(rep):
+            return s.request(self.op, bound=self.bound, **self.kw)
+        return rep, rtt
