@@ -50,7 +50,7 @@ from typing import Any
 DEFAULT_QUOTA = 1 << 30  # bytes a candidate's build tier may hold (KH_BUILD_TIER_QUOTA)
 MAX_FILES = 20000  # entries; more counts as over the quota (proctree._dir_bytes' cap)
 _BUILD_ENTRY = re.compile(r"[0-9a-f]{64}")  # buildcache.entry: a finished build's directory
-_CACHES = ("cupy", "torch_extensions")  # caches a build at import may fill (session.scrubbed_env)
+_CACHES = ("cupy", "torch_extensions")  # caches a build at import may fill (workerenv.scrubbed_env)
 _CHUNK = 1 << 20
 
 

@@ -26,7 +26,7 @@ def warm(t: Any, device: Any, cuda: bool) -> tuple[Any, Any]:
     t.backends.cuda.matmul.allow_tf32 = False
     t.backends.cudnn.allow_tf32 = False
     if not cuda:
-        t.set_num_threads(1)  # see session.scrubbed_env: stable, comparable CPU numbers
+        t.set_num_threads(1)  # see workerenv.scrubbed_env: stable, comparable CPU numbers
     a = t.randn(64, 64)
     (a @ a).sum().item()
     t.ones(1 << 16).add_(1).sum().item()

@@ -1,4 +1,4 @@
-"""A judging worker sees only the GPU it was given, as its cuda:0 (sandbox/session.one_gpu_view):
+"""A judging worker sees only the GPU it was given, as its cuda:0 (sandbox/worker/workerenv.one_gpu_view):
 on a machine with several GPUs a candidate cannot launch work on, or read, the GPU where another
 judgement is being timed, and code written for 'cuda' runs on the GPU it was handed."""
 
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from sandbox.worker.session import one_gpu_view
+from sandbox.worker.workerenv import one_gpu_view
 from tests.evaluator.conftest import session_spec
 
 
