@@ -1,6 +1,6 @@
 """Probe #38 (several GPUs): a candidate judged on one GPU of a machine with several must see
 that GPU alone, as cuda:0; otherwise it could launch work on, or read the memory of, the GPU
-where another candidate's judgement is being timed (sandbox/worker/workerenv.one_gpu_view). This one
+where another candidate's judgement is being timed (sandbox/session.one_gpu_view). This one
 refuses to run when it sees more than one GPU, or when its inputs are not on the current
 device (code written for 'cuda' would then run on the wrong GPU), and is an honest Triton
 ReLU otherwise. Task: relu. Expected: valid, on any number of GPUs."""
