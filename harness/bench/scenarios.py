@@ -84,6 +84,11 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("slim", "the slim compile cut: the conformance CUDA rows judged with it (verdicts as expected) and "
              "every CUDA kernel's compile CPU seconds slim and as before (issue 27)", _sh("gpu_slim.sh"), 590,
              summary="summary.txt"),
+    Scenario("held-suite", "how long each op of the suite holds the GPU outside the timing phase (its own "
+             "reference as the candidate, feedback mode), with each judgement's setups; extra args add KernelBench "
+             "task files at their published sizes (--kernelbench DIR --kb-limit N; issue 27, goal 1)",
+             _py("gpu_held_suite.py", "--out", "{out}", "--jobs", "12", "--timing-s", "1.0"), 590,
+             summary="summary.txt"),
     Scenario("devarena", "the arena in device memory: its gpu tests, a 2.5 GiB output's fetch + compare and "
              "KernelBench 19_ReLU at its published size (6 GiB) judged with the host and the device arena "
              "(issue 27, goal 1)", _sh("gpu_devarena.sh"), 590, summary="summary.txt"),
