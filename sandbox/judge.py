@@ -168,15 +168,23 @@ class Judge(Checks):
         # only when it is judged would hold the device (sandbox/lane/firstcall.py)
         warm = None if self.phase == "warm" else self.warm_setup_s.get(profile)
         floor = 60.0 if warm is None else max(SETUP_FLOOR_S, SETUP_MULT * warm)
-        # the two models are built side by side, each in its own process: a KernelBench model's
-        # constructor is CPU work (serial RNG init: 0.2 s for a 4096x4096 Linear, 0.7 s at 8192),
-        # paid in the GPU hold at every setup. The candidate's is begun first (its arena sync may
-        # ask the reference); a first call's lane watch reads its reply only after the reference's.
+        # a KernelBench model's constructor is CPU work (serial RNG init: 0.2 s for a 4096x4096
+        # Linear, 0.7 s at 8192) paid in the GPU hold, so: the two models are built side by side,
+        # each in its own process (the candidate's begun first: its arena sync may ask the
+        # reference; a first call's lane watch reads its reply only after the reference's), and
+        # the reference's is not built again for the setup it already has (the judged setup after
+        # a warm-up at the same profile: the warm-up's calls only staged inputs there, and its
+        # worker runs no candidate code). The candidate's model is always built anew.
         t = time.monotonic()
         pending = self.cand.begin("setup", bound=self.call_bound(floor=floor), **common)
-        rep, _ = self.ref.request("setup", compile=self.baseline_compile, **common)
-        if not rep.get("ok"):
-            raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: {rep.get('error')}")
+        key = (repr(sorted(common.items())), self.baseline_compile)
+        if self.ref.built_for != key:
+            self.ref.built_for = None
+            rep, _ = self.ref.request("setup", compile=self.baseline_compile, **common)
+            if not rep.get("ok"):
+                raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: "
+                                      f"{rep.get('error')}")
+            self.ref.built_for = key
         rep, _ = pending.result()
         ev = self.v.evidence  # the setups' wall time: [count, s] (each worker's own: evidence.requests)
         n, spent = ev.get("setups", [0, 0.0])

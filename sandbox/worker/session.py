@@ -46,6 +46,7 @@ class WorkerSession(ArenaLink):
                  cuda_build: bool = False, persist: str | None = None, preload: bool = False,
                  tier: str | None = None, tier_quota: int | None = None) -> None:
         self.role = role
+        self.built_for: Any = None  # what its models were last set up for (sandbox/judge.py: Judge.setup)
         self.deadline = deadline
         self.scratch = tempfile.mkdtemp(prefix=f"kh-{role}-")
         os.chmod(self.scratch, 0o700)
