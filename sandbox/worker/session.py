@@ -337,8 +337,11 @@ class Pending:
         self.session, self.op, self.bound, self.kw, self.t0 = session, op, bound, kw, t0
 
     def result(self) -> tuple[dict[str, Any], int]:
+        """The reply. One already waiting was given within its bound, even where the bound has
+        passed while the caller waited on the other worker: only a reply still to come is held to it."""
         s = self.session
-        rep, rtt = s._receive(self.op, self.bound, self.t0)
+        bound = None if self.bound is not None and channel.pending(s.sock) else self.bound
+        rep, rtt = s._receive(self.op, bound, self.t0)
         if s._sized_arena(rep):
             return s.request(self.op, bound=self.bound, **self.kw)
         return rep, rtt

@@ -6,6 +6,8 @@ the candidate's always is. Here both constructors sleep SLEEP_S."""
 
 from __future__ import annotations
 
+import pytest
+
 from sandbox.verdict import Status
 from tests.evaluator.conftest import ADD_TASK, run
 
@@ -40,3 +42,39 @@ def test_the_reference_and_the_candidate_are_set_up_side_by_side(tmp_path):
     # one after the other the wall would be ref_s + cand_s; side by side the reference's is hidden
     # behind the candidate's (each worker's seconds count from its own request: evidence.requests)
     assert wall < cand_s + 0.5 * ref_s, (wall, ref_s, cand_s)
+
+
+def test_a_reply_that_came_within_its_bound_is_not_timed_out_for_waiting_on_the_other_worker(tmp_path):
+    """The candidate's setup is begun with its bound, then the parent waits for the reference's. A
+    candidate that answered at once is not timed out because the reference took longer than the
+    candidate's bound; one that has not answered by its bound still is (CallTimeout)."""
+    import time
+
+    from sandbox.isolation import get_launcher
+    from sandbox.isolation.base import Limits
+    from sandbox.worker.session import CallTimeout, WorkerSession
+
+    slow = tmp_path / "slow_init_add.py"
+    slow.write_text(ADD_TASK.read_text().replace(
+        "        super().__init__()\n", "        super().__init__()\n        time.sleep(1.5)\n", 1)
+        .replace("import torch\n", "import time\nimport torch\n", 1))
+    ws = [WorkerSession("reference", get_launcher("process"), "cpu", None, time.monotonic() + 120,
+                        Limits(rss_bytes=None, wall_seconds=120)) for _ in range(2)]
+    try:
+        for w in ws:
+            w.connect()
+        fast, other = ws
+        common = {"overrides": {"N": 256}, "init_seed": 1}
+        pending = fast.begin("setup", bound=(time.monotonic() + 0.5, "test bound"), task_source=ADD_TASK.read_text(),
+                             task_path=str(ADD_TASK), **common)
+        rep, _ = other.request("setup", task_source=slow.read_text(), task_path=str(slow), **common)
+        assert rep["ok"], rep
+        rep, _ = pending.result()  # answered long before its bound: the 1.5 s spent on the other is not its own
+        assert rep["ok"], rep
+        pending = other.begin("setup", bound=(time.monotonic() + 0.5, "test bound"), task_source=slow.read_text(),
+                              task_path=str(slow), **common)
+        with pytest.raises(CallTimeout):
+            pending.result()  # not answered by its bound: timed out as a plain request would be
+    finally:
+        for w in ws:
+            w.close()
