@@ -31,6 +31,7 @@ from sandbox.worker.workerenv import one_gpu_view, scrubbed_env
 
 _DEBUG = bool(os.environ.get("KH_DEBUG"))
 WAIT_SLICE_S = 0.25  # how often a warm-up request's wait asks whether to give up the device
+REPLY_GRACE_S = 5.0  # to read a begun request's reply that had started to arrive (Pending.result)
 
 
 class WorkerSession(ArenaLink):
@@ -337,10 +338,13 @@ class Pending:
         self.session, self.op, self.bound, self.kw, self.t0 = session, op, bound, kw, t0
 
     def result(self) -> tuple[dict[str, Any], int]:
-        """The reply. One already waiting was given within its bound, even where the bound has
-        passed while the caller waited on the other worker: only a reply still to come is held to it."""
+        """The reply. One already arriving was given within its bound, even where the bound has
+        passed while the caller waited on the other worker: its reading gets REPLY_GRACE_S more. A
+        reply still to come is held to the bound."""
         s = self.session
-        bound = None if self.bound is not None and channel.pending(s.sock) else self.bound
+        bound = self.bound
+        if bound is not None and channel.pending(s.sock):
+            bound = (max(bound[0], time.monotonic() + REPLY_GRACE_S), bound[1])
         rep, rtt = s._receive(self.op, bound, self.t0)
         if s._sized_arena(rep):
             return s.request(self.op, bound=self.bound, **self.kw)
