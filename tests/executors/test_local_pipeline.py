@@ -17,6 +17,16 @@ from sandbox.lane.devicelock import device_lock
 from sandbox.verdict import Status, Verdict
 
 
+@pytest.fixture(autouse=True)
+def own_device_locks(tmp_path, monkeypatch):
+    """The executors here time on "cuda:0" (stand-in judges): their machine-wide judgement slots and
+    device locks (sandbox/lane/slots.py, devicelock.py) go in a folder of this test's own. In the
+    machine's shared folder, another process's judgements on "cuda:0" (the other pytest-xdist
+    worker's) held slots, and a unit this test expected in its judgement was still waiting for one
+    when the executor closed (CI at 9a3dcf1 and the emulation at e2b0791)."""
+    monkeypatch.setenv("KH_DEVICE_LOCK_DIR", str(tmp_path / "device-locks"))
+
+
 class Task:
     def __init__(self, name: str) -> None:
         self.name = name
@@ -165,8 +175,9 @@ def test_closing_fails_units_still_waiting_instead_of_leaving_callers_blocked():
     ex = executor(rec, workers=1)
     # more units than judging threads (four per GPU by default): some are still waiting at close
     futs = [ex.submit(Task("op"), f"c{i}", EvalConfig()) for i in range(ex.judges_per_device + 3)]
-    # close once the first judgement holds the device, not after a fixed sleep: on a loaded CI
-    # machine 0.2 s was not always enough for the first unit to reach its judge
+    # close once a judgement holds the device, not after a fixed sleep: on a loaded CI machine
+    # 0.2 s was not always enough for the first unit to reach its judge. The first unit is the
+    # first one a judging thread takes, so it is among those that finish
     deadline = time.monotonic() + 20
     while not rec.judging and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -174,6 +185,7 @@ def test_closing_fails_units_still_waiting_instead_of_leaving_callers_blocked():
     ex.close()
     done = [f.exception(timeout=10) is None for f in futs]
     assert done[0] and not all(done)
+    assert all("closed before judging" in str(f.exception()) for f, ok in zip(futs, done, strict=True) if not ok)
     with pytest.raises(RuntimeError, match="closed"):
         ex.submit(Task("op"), "late", EvalConfig())
 
