@@ -27,11 +27,17 @@ class ModelNew(nn.Module):
 '''
 
 
-def test_the_reference_and_the_candidate_are_set_up_side_by_side(tmp_path):
+def slow_init_task(tmp_path, sleep_s: float):
+    """The add task whose Model's constructor sleeps ``sleep_s`` (a trusted reference's slow setup)."""
     task = tmp_path / "slow_init_add.py"
     task.write_text(ADD_TASK.read_text().replace(
-        "        super().__init__()\n", f"        super().__init__()\n        time.sleep({SLEEP_S})\n", 1)
+        "        super().__init__()\n", f"        super().__init__()\n        time.sleep({sleep_s})\n", 1)
         .replace("import torch\n", "import time\nimport torch\n", 1))
+    return task
+
+
+def test_the_reference_and_the_candidate_are_set_up_side_by_side(tmp_path):
+    task = slow_init_task(tmp_path, SLEEP_S)
     v = run(CANDIDATE, task=task, allow_torch_ops=True)
     assert v.status is Status.VALID, (v.message, v.logs)
     req = v.evidence["requests"]
@@ -54,10 +60,7 @@ def test_a_reply_that_came_within_its_bound_is_not_timed_out_for_waiting_on_the_
     from sandbox.isolation.base import Limits
     from sandbox.worker.session import CallTimeout, WorkerSession
 
-    slow = tmp_path / "slow_init_add.py"
-    slow.write_text(ADD_TASK.read_text().replace(
-        "        super().__init__()\n", "        super().__init__()\n        time.sleep(1.5)\n", 1)
-        .replace("import torch\n", "import time\nimport torch\n", 1))
+    slow = slow_init_task(tmp_path, 1.5)
     ws = [WorkerSession("reference", get_launcher("process"), "cpu", None, time.monotonic() + 120,
                         Limits(rss_bytes=None, wall_seconds=120)) for _ in range(2)]
     try:
