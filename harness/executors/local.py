@@ -161,6 +161,21 @@ class LocalExecutor:
                  cuts=dataclasses.asdict(self.cuts))
         return s
 
+    def abandon(self) -> None:
+        """The run stopped (Ctrl-C, SIGTERM): no unit starts from now on, and the builds in flight
+        are given up, their workers killed (sandbox/worker/threadworkers.py), so ``close`` does not
+        wait for them. A build at nice 19 on a loaded machine could take minutes. A judgement in
+        flight is not cut short: its verdict is stored as it comes, and a killed worker would be
+        judged a crash."""
+        from sandbox.worker import threadworkers
+
+        with self._cv:
+            self._closed = True
+            self._to_build.clear()
+            self._cv.notify_all()
+        for t in self._builders:
+            threadworkers.stop(t)
+
     def close(self) -> None:
         """Stop the workers. Units still waiting (an interrupted run) fail with RuntimeError; a
         build or judgement already running finishes first (its sandboxed processes are ours)."""

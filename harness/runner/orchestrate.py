@@ -227,6 +227,8 @@ def _run_held(cfg: RunConfig, method: Any, inner: Any, method_name: str, tasks: 
         reason, code = signal_reason(e)
         stop.halt(reason, SIGNAL)
         precompiled_headers.abandon()  # a precompiled header being built is given up: close() below waits for builds
+        if executor is not None and hasattr(executor, "abandon"):
+            executor.abandon()  # and the executor's builds in flight (harness/executors/local.py)
         results.finish_run(info.run_id, error=reason, status="interrupted")
         raise RunInterrupted(info.run_id, reason, code) from e
     except BaseException as e:

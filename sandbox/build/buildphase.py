@@ -88,6 +88,7 @@ class Judging(Protocol):
     def _take_device(self) -> None: ...
 
 
+STOPPED_JOIN_S = 10.0  # the wait for a build or warm-apart thread whose workers were killed (``beside``)
 NATIVE_BUILD = re.compile(r"\bload_inline\b|\bcpp_extension\b|\bRawKernel\b|\bRawModule\b|\bnvrtc\b|\bcompile_with_cache\b")
 # torch.compile, or a bare compile( imported from torch; not re.compile( or str.compile(
 JIT_AT_CALL = re.compile(r"\btriton\b|\bcupy\b|\bnumba\b|\btorch\.compile\b|(?<![\w.])compile\s*\(|\btilelang\b|\bjax\b")
@@ -216,15 +217,26 @@ def beside(j: Judging, what: str, work: Callable[[], None]) -> None:
     worker dies with the thread that started it (PR_SET_PDEATHSIG), while this thread starts the
     judging workers (the Python, torch and CUDA start-up of two processes). Nothing of the candidate
     runs in them until ``work`` is done; they mount the working copy of the tier read-only, so what
-    ``work`` writes there they load. Returns when both are done."""
+    ``work`` writes there they load. Returns when both are done.
+
+    Interrupted (Ctrl-C in a serial run's main thread, while the judging workers start or while
+    this thread waits), the work is given up: its workers are killed (sandbox/worker/threadworkers.py),
+    so the wait for its thread is short, and the interrupt goes on up. Before, the wait lasted the
+    whole build: a compile at build niceness on a loaded machine kept a stopped run to the
+    evaluation's 600 s bound (CI, 2026-11-28)."""
     import threading
+
+    from sandbox.worker import threadworkers
 
     th = threading.Thread(target=work, name=f"{threading.current_thread().name}-{what.split()[0]}", daemon=True)
     th.start()
     try:
         early_start(j, what)
-    finally:
         th.join()
+    except BaseException:
+        threadworkers.stop(th)
+        th.join(STOPPED_JOIN_S)  # a worker being started when it was stopped is refused as it starts
+        raise
 
 
 def early_start(j: Judging, what: str) -> None:

@@ -51,6 +51,12 @@ def register(handle: Any) -> None:
             _tokens[id(handle)] = _freeze(handle)
 
 
+def registered() -> list[Any]:
+    """The build workers' handles registered now (tests freeze one to hold a build still)."""
+    with _lock:
+        return list(_handles.values())
+
+
 def unregister(handle: Any) -> None:
     with _lock:
         _handles.pop(id(handle), None)

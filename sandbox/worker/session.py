@@ -23,7 +23,7 @@ from typing import Any
 
 from sandbox.build.tiers import remove_tree
 from sandbox.isolation.base import Launcher, Limits, Mount, WorkerSpec
-from sandbox.worker import channel
+from sandbox.worker import channel, threadworkers
 from sandbox.worker.arena import DeviceArenaFailed  # noqa: F401 - raised by the arena link, caught by callers
 from sandbox.worker.arenalink import ArenaLink
 from sandbox.worker.sessionerrors import CallTimeout, ProtocolViolation, WorkerDied
@@ -120,6 +120,11 @@ class WorkerSession(ArenaLink):
             if pass_fds:
                 child.close()
                 os.close(rd)
+        if not threadworkers.started(self.handle):  # this thread's work was given up (a stopped run)
+            if self.listener is not None:
+                self.listener.close()
+            remove_tree(self.scratch)
+            raise WorkerDied(f"{role} worker: the run stopped; the work of the thread that started it was given up")
         self.isolation = self.handle.isolation
         self.arena: Any = None  # sandbox/arena.Arena shared with the other worker, once attached
         self.arena_regions: tuple[str, ...] = ()
@@ -296,6 +301,7 @@ class WorkerSession(ArenaLink):
         then free of its work)."""
         self.handle.wait(0.5)
         self.handle.kill()  # kills it if it is still there, and reaps anything it left behind
+        threadworkers.ended(self.handle)
 
     def cleanup(self) -> None:
         """After the worker is gone, outside the device lock: files only."""
