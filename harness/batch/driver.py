@@ -28,6 +28,7 @@ from harness.batch.output import (
     row_key,
     short,
 )
+from harness.executors.base import abandon
 from harness.statusline import StatusLines
 
 if TYPE_CHECKING:
@@ -297,6 +298,9 @@ def run_batch(
                 for fut in as_completed(futs):
                     emit(futs[fut], *_outcome(futs[fut], fut))
                 summary = ex.summary() if hasattr(ex, "summary") else {}
+            except KeyboardInterrupt:  # Ctrl-C, SIGTERM: close waits for no build in flight
+                abandon(ex)
+                raise
             finally:
                 ex.close()
     except BaseException as e:

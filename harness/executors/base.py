@@ -73,3 +73,12 @@ class Executor(Protocol):
     def judge(self, task: Task, source: str, config: EvalConfig) -> Verdict: ...
 
     def close(self) -> None: ...
+
+
+def abandon(executor: object) -> None:
+    """A run or batch stopped by a signal: the executor gives up its builds in flight instead of
+    letting ``close`` wait for them (``LocalExecutor.abandon``, ``RayExecutor.abandon``). Judgements
+    in flight still finish. An executor without ``abandon`` (serial) is left as it is."""
+    fn = getattr(executor, "abandon", None)
+    if fn is not None:
+        fn()

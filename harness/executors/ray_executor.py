@@ -24,6 +24,7 @@ each verdict records the nodes that built and judged it (``evidence.executor``).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -105,7 +106,8 @@ class RayExecutor:
                                   "include_dashboard": False, **(init_kwargs or {})}
             if address:
                 kw["address"] = address
-            else:
+            else:  # a Ray of its own, as documented: never a cluster `ray start` left as the machine's current one
+                kw["address"] = "local"
                 if num_cpus is not None:
                     kw["num_cpus"] = num_cpus
                 # the GPUs this process sees, as Ray resources (told: Ray's own count can miss them)
@@ -122,6 +124,9 @@ class RayExecutor:
         self._gpus: dict[str, str] = {}  # GPU model -> the first node that judged on it
         self.nodes = self._check_nodes()
         self._driver = ThreadPoolExecutor(driver_threads, thread_name_prefix="kh-ray")
+        self._abandoned = False
+        self._builds: dict[int, Any] = {}  # id -> the ObjectRef of a build task in flight (abandon)
+        self._builds_lock = threading.Lock()
 
     def _check_nodes(self) -> list[Any]:
         """Every alive node's identity, each checked against the driver (NodeMismatch names the
@@ -155,10 +160,20 @@ class RayExecutor:
 
         from harness.executors.raynode import check
 
+        if self._abandoned:
+            raise RuntimeError("the Ray executor was closed before judging this candidate")
+        ref = self._build.remote(task, source, config, self.compile_cuts)
+        with self._builds_lock:
+            self._builds[id(ref)] = ref
         try:
-            res, built_on = ray.get(self._build.remote(task, source, config, self.compile_cuts))
+            res, built_on = ray.get(ref)
         except Exception:  # noqa: BLE001 - build infrastructure failed after retries: judge decides
             res, built_on = None, None
+        finally:
+            with self._builds_lock:
+                self._builds.pop(id(ref), None)
+        if self._abandoned:  # its build was cancelled (a stopped run): not judged
+            raise RuntimeError("the Ray executor was closed before judging this candidate")
         if built_on is not None:
             check(self._me, built_on)
         node = built_on.node_id if built_on is not None else None
@@ -204,9 +219,23 @@ class RayExecutor:
         s.update(executor=self.name)
         return s
 
+    def abandon(self) -> None:
+        """The run stopped (Ctrl-C, SIGTERM): units not begun are not begun, and the build tasks in
+        flight are cancelled (their Ray workers killed; a build worker dies with the process that
+        started it), so ``close`` does not wait for them. Judge tasks in flight finish: their
+        verdicts are stored as they come (harness/executors/local.py does the same)."""
+        self._abandoned = True
+        with self._builds_lock:
+            refs = list(self._builds.values())
+        for ref in refs:
+            try:
+                self.ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 - a task that has just finished
+                pass
+
     def close(self) -> None:
         if hasattr(self, "_driver"):
-            self._driver.shutdown(wait=True)
+            self._driver.shutdown(wait=True, cancel_futures=getattr(self, "_abandoned", False))
         if self._own:
             self.ray.shutdown()
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from harness.astlock import serialise_ast_parse
+from harness.executors.base import abandon
 from harness.methods.base import Budget
 from harness.methods.registry import get_method
 from harness.runner.op import JudgeFn, OpResult, OpRunner, OpSettings
@@ -227,8 +228,8 @@ def _run_held(cfg: RunConfig, method: Any, inner: Any, method_name: str, tasks: 
         reason, code = signal_reason(e)
         stop.halt(reason, SIGNAL)
         precompiled_headers.abandon()  # a precompiled header being built is given up: close() below waits for builds
-        if executor is not None and hasattr(executor, "abandon"):
-            executor.abandon()  # and the executor's builds in flight (harness/executors/local.py)
+        if executor is not None:
+            abandon(executor)  # and the executor's builds in flight (harness/executors/base.py)
         results.finish_run(info.run_id, error=reason, status="interrupted")
         raise RunInterrupted(info.run_id, reason, code) from e
     except BaseException as e:

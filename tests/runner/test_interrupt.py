@@ -84,18 +84,22 @@ def test_a_signal_stores_the_run_interrupted_and_prints_the_resume_command(tmp_p
     assert listed.returncode == 0 and len(row) == 1 and " interrupted " in row[0] and " 0/2 " in row[0], listed.stdout
 
 
-@pytest.mark.parametrize("executor", ["serial", "local"])
-def test_a_signal_during_a_build_stops_the_run_without_waiting_for_the_build(tmp_path, executor):
-    """Ctrl-C while a build worker builds: the run ends at once and the build worker is gone. Its
-    build is frozen (SIGSTOP of its tree) so it would never end by itself. Before the fix, a serial
-    run left the worker running past the run's end, or waited for it when the signal landed while the
-    judging workers started (the demo did not exit in CI, 2026-11-28), and the local executor's
-    close waited for its build to the evaluation's bound (238 s of 240 here)."""
+@pytest.mark.parametrize("executor, batch", [("serial", False), ("local", False), ("ray", False), ("local", True)],
+                         ids=["run-serial", "run-local", "run-ray", "eval-batch-local"])
+def test_a_signal_during_a_build_stops_without_waiting_for_the_build(tmp_path, executor, batch):
+    """Ctrl-C while a build worker builds: the run (or `eval-batch`) ends at once and the build worker
+    is gone. Its build is frozen (SIGSTOP) so it would never end by itself. Before the fix, a serial
+    run left the worker running past the run's end, or waited for it when the signal landed while
+    the judging workers started (the demo did not exit in CI, 2026-11-28); the local executor's close,
+    and Ray's, waited for the build to the evaluation's bound (238 s of 240 here)."""
+    if executor == "ray":
+        pytest.importorskip("ray", reason="Ray is not installed (pip install 'kernel-harness[ray]')")
     p = subprocess.run([sys.executable, "-m", "tests.support.stop_in_build", "--executor", executor,
-                        "--results", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=400)
+                        "--results", str(tmp_path), *(["--batch"] if batch else [])],
+                       cwd=REPO, capture_output=True, text=True, timeout=400)
     assert p.returncode == 0, p.stdout + p.stderr
     got = json.loads(p.stdout.strip().splitlines()[-1])
-    assert got["signalled"] and got["ended"] == "RunInterrupted", got
+    assert got["signalled"] and got["ended"] == ("KeyboardInterrupt" if batch else "RunInterrupted"), got
     assert got["stop_s"] < 30, got
     assert got["frozen_alive"] is False, got
-    assert got["status"] == "interrupted", got
+    assert got["status"] == (None if batch else "interrupted"), got
