@@ -1,39 +1,21 @@
 """The demo test's two phases as a script (session 25): python ctrlc.py RESULTS_DIR [DELAY].
 
 Phase one (when RESULTS_DIR/results does not exist): `bash scripts/demo.sh` with the test's short
-arguments, SIGINT to its process group once relu is finished. Phase two: the demo again, SIGINT
-DELAY s after an op is `searching`. Prints the seconds from the signal to the exit; past WAIT s
+arguments (the test's own `demo` and `ops`), SIGINT to its process group once relu is finished.
+Phase two: the demo again, SIGINT DELAY s after an op is `searching`. Prints the seconds from the signal to the exit; past WAIT s
 (default 60) it prints HUNG, `ps`, a py-spy dump of the harness process and each process's wchan,
 and kills the group. Run from the repository root (py-spy: `pip install py-spy` into .venv).
 """
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-SHORT = ["--budget", "1", "--seed-kernels", "none", "--eval-option", "max_timing_s=0.3",
-         "--eval-option", "feedback_timing_s=0.3", "--eval-option", "correctness_trials=2"]
-
-
-def demo(tmp: Path) -> subprocess.Popen:
-    env = {**os.environ, "DEMO_RESULTS": str(tmp / "results"), "DEMO_SITE": str(tmp / "site")}
-    return subprocess.Popen(["bash", "scripts/demo.sh", *SHORT], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-
-
-def ops(tmp: Path) -> dict:
-    try:
-        con = sqlite3.connect(tmp / "results" / "harness.sqlite", timeout=5)
-        try:
-            return dict(con.execute("SELECT op, status FROM run_ops WHERE run_id='demo-evoengineer'").fetchall())
-        finally:
-            con.close()
-    except sqlite3.OperationalError:
-        return {}
+sys.path.insert(0, os.getcwd())
+from tests.runner.test_demo_script import demo, ops  # noqa: E402 - the test's own helpers (run from the repository root)
 
 
 def dump(p: subprocess.Popen) -> None:
