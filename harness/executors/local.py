@@ -178,7 +178,8 @@ class LocalExecutor:
 
     def close(self) -> None:
         """Stop the workers. Units still waiting (an interrupted run) fail with RuntimeError; a
-        build or judgement already running finishes first (its sandboxed processes are ours)."""
+        build or judgement already running finishes first (its sandboxed processes are ours),
+        except the builds that ``abandon`` gave up."""
         with self._cv:
             self._closed = True
             self._to_build.clear()  # not started: failed below like every unit still waiting
