@@ -10,7 +10,9 @@ the evaluator imports nothing of ``harness/``.
 - the acts: ``evaluate`` (judge one candidate), ``prebuild`` / ``BuildResult``
   (build ahead of judging), ``NATIVE_BUILD`` (which sources have extension builds),
   ``precompiled_headers`` (sandbox/build/pch.py: ``abandon()`` when a run is stopped by a signal,
-  so a header being built does not hold it, ``reset()`` after)
+  so a header being built does not hold it, ``reset()`` after), ``thread_workers``
+  (sandbox/worker/threadworkers.py: ``stop(thread)`` gives up the builds a thread has in flight when
+  a run is stopped)
 - the machine and the jail, for ``harness doctor``, the executors and the method endpoints:
   ``fingerprint``, ``package_version``, ``Machine``, ``Gpu``, ``nvidia_smi``, ``get_launcher``,
   ``Launcher``, ``Limits``, ``Mount``, ``WorkerSpec``, ``SandboxUnavailable``,
@@ -42,6 +44,7 @@ from sandbox.machine import Gpu, Machine, fingerprint, nvidia_smi, package_versi
 from sandbox.registry import Registry, UnknownName, load_target
 from sandbox.rules import RULE_SETS, STRICT
 from sandbox.verdict import Mode, Status, Verdict
+from sandbox.worker import threadworkers as thread_workers
 
 __all__ = [
     "NATIVE_BUILD", "RULE_SETS", "STRICT", "BuildResult", "CandidateError", "EvalConfig", "Gpu", "Launcher",
@@ -50,5 +53,5 @@ __all__ = [
     "fingerprint", "get_launcher", "isolation_probe", "load_target", "load_task", "nvidia_smi",
     "package_version", "prebuild",
     "DegenerateTask", "TaskCheck", "check_tasks",
-    "parked_judgements", "machine_slots", "precompiled_headers",
+    "parked_judgements", "machine_slots", "precompiled_headers", "thread_workers",
 ]

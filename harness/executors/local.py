@@ -167,14 +167,14 @@ class LocalExecutor:
         wait for them. A build at nice 19 on a loaded machine could take minutes. A judgement in
         flight is not cut short: its verdict is stored as it comes, and a killed worker would be
         judged a crash."""
-        from sandbox.worker import threadworkers
+        from sandbox.contract import thread_workers
 
         with self._cv:
             self._closed = True
             self._to_build.clear()
             self._cv.notify_all()
         for t in self._builders:
-            threadworkers.stop(t)
+            thread_workers.stop(t)
 
     def close(self) -> None:
         """Stop the workers. Units still waiting (an interrupted run) fail with RuntimeError; a
