@@ -76,6 +76,9 @@ def _probe_task() -> Any:
     return _node()
 
 
+CLOSED = "the Ray executor was closed before judging this candidate"  # a stopped run (abandon)
+
+
 class RayExecutor:
     name = "ray"
 
@@ -161,7 +164,7 @@ class RayExecutor:
         from harness.executors.raynode import check
 
         if self._abandoned:
-            raise RuntimeError("the Ray executor was closed before judging this candidate")
+            raise RuntimeError(CLOSED)
         ref = self._build.remote(task, source, config, self.compile_cuts)
         with self._builds_lock:
             self._builds[id(ref)] = ref
@@ -173,7 +176,7 @@ class RayExecutor:
             with self._builds_lock:
                 self._builds.pop(id(ref), None)
         if self._abandoned:  # its build was cancelled (a stopped run): not judged
-            raise RuntimeError("the Ray executor was closed before judging this candidate")
+            raise RuntimeError(CLOSED)
         if built_on is not None:
             check(self._me, built_on)
         node = built_on.node_id if built_on is not None else None
