@@ -74,6 +74,7 @@ def main() -> None:
     p.add_argument("--cache", default=os.environ.get("HARNESS_CACHE", "/var/tmp/kh-two-cache"))
     p.add_argument("--gpus-per-node", type=int, default=0, help="0: half the GPUs (two nodes)")
     p.add_argument("--copies", type=int, default=4)
+    p.add_argument("--cpus-per-node", type=int, default=0, help="0: half the host's cores")
     p.add_argument("--jobs", type=int, default=0, help="eval-batch --jobs (0: CPUs - 1)")
     p.add_argument("--warm", action="store_true", help="first fill the build cache with one pass of the base set")
     p.add_argument("--budget-s", type=float, default=540)
@@ -96,15 +97,19 @@ def main() -> None:
 
     from tests.support.raycluster import ray_cluster
 
-    gpus = gpu_two_summary.gpu_count()
+    # the GPUs this tool may use: CUDA_VISIBLE_DEVICES where the caller set it (the host's other GPUs busy
+    # with other work), else every GPU the machine shows; node i gets the i-th group of k of them
+    seen = [g.strip() for g in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if g.strip()]
+    ids = seen or [str(g) for g in range(gpu_two_summary.gpu_count())]
+    gpus = len(ids)
     k = args.gpus_per_node or max(1, gpus // 2)
-    cpus = max(2, (os.cpu_count() or 2) // 2)
+    cpus = args.cpus_per_node or max(2, (os.cpu_count() or 2) // 2)
     args.jobs = args.jobs or max(1, (os.cpu_count() or 2) - 1)
     say(f"gpu_ray: {gpus} GPUs, {os.cpu_count()} CPUs, Ray {ray.__version__}, nodes of {k} GPUs and {cpus} CPUs, "
-        f"build cache {args.cache} (shared by the nodes), commit {os.environ.get('KH_COMMIT', '?')}")
+        f"GPUs {','.join(ids)}, build cache {args.cache} (shared by the nodes), commit {os.environ.get('KH_COMMIT', '?')}")
     gpu_two_summary.manifest(str(work), args.copies)
     runs = work / "runs.jsonl"
-    node = [{"CUDA_VISIBLE_DEVICES": ",".join(str(g) for g in range(i * k, (i + 1) * k)), "HARNESS_CACHE": args.cache,
+    node = [{"CUDA_VISIBLE_DEVICES": ",".join(ids[i * k:(i + 1) * k]), "HARNESS_CACHE": args.cache,
              "NCCL_NVLS_ENABLE": "0"} for i in range(2)]
     t = time.time()
     with ray_cluster(work, node[:1], cpus_per_node=cpus, gpus_per_node=k, timeout=240) as cluster:
