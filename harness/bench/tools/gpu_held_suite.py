@@ -90,6 +90,8 @@ def main() -> int:
     ap.add_argument("--kb-limit", type=int, default=None, help="only its first N tasks (by number)")
     ap.add_argument("--kernelbench-only", action="store_true", help="not the suite's ops")
     a = ap.parse_args()
+    # the manifest's paths resolve against the manifest's folder (eval-batch), so make them absolute
+    a.kernelbench = a.kernelbench.resolve() if a.kernelbench else None
     a.out.mkdir(parents=True, exist_ok=True)
     if not a.summary_only:
         m = manifest(a.out, a.limit, a.kernelbench, a.kb_limit, suite=not a.kernelbench_only)
