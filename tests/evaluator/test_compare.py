@@ -25,12 +25,16 @@ def oracle(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float):
     return float(diff.max()), float(rel.max()), int(bad.sum()), int(nonfinite_bad.sum()), first
 
 
-def make(seed: int, n: int):
+def make(seed: int, n: int, specials: bool = True):
     g = torch.Generator().manual_seed(seed)
     r = torch.randn(n, generator=g) * torch.logspace(-6, 3, n).roll(seed)
     o = r + torch.randn(n, generator=g) * 1e-5
     k = max(1, n // 50)
     idx = torch.randperm(n, generator=g)
+    if not specials:  # all finite: the pass without NaN/inf masks (compare._finite_chunk)
+        o[idx[3 * k:4 * k]] += 1.0
+        o[idx[4 * k:5 * k]] = r[idx[4 * k:5 * k]] * (1 + 1e-4) + 1e-4  # on the tolerance's edge
+        return o, r
     r[idx[:k]] = float("nan")
     o[idx[:k // 2]] = float("nan")  # half of the reference NaNs matched
     r[idx[k:2 * k]] = float("inf")
@@ -40,15 +44,20 @@ def make(seed: int, n: int):
     return o, r
 
 
+@pytest.mark.parametrize("specials", [True, False], ids=["nan-inf", "finite"])
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("chunk", [1, 7, 1000, 1 << 20])
-def test_chunked_statistics_equal_the_whole_tensor_formula(seed, chunk):
-    o, r = make(seed, 3001)
+def test_chunked_statistics_equal_the_whole_tensor_formula(seed, chunk, specials):
+    o, r = make(seed, 3001, specials)
     st = compare._float_stats(o, r, 1e-4, 1e-4, chunk=chunk)
     abs_err, rel_err, n_bad, n_nonfinite, first = oracle(o, r, 1e-4, 1e-4)
-    assert (st.n_bad, st.n_nonfinite, st.first_bad) == (n_bad, n_nonfinite, first)
+    assert st.masked is specials  # each pass measured: the masked one and the all-finite one
+    assert n_bad > 0 and (st.n_bad, st.n_nonfinite, st.first_bad) == (n_bad, n_nonfinite, first)
     assert st.abs_err == pytest.approx(abs_err, rel=0, abs=0)
     assert st.rel_err == pytest.approx(rel_err, rel=1e-12)
+    if not specials:  # the smallest atol=rtol that passes, bit for bit
+        o64, r64 = o.double(), r.double()
+        assert st.tightest == float(((o64 - r64).abs() / (r64.abs() + 1.0)).max())
 
 
 def test_verdicts_name_the_rule_and_the_first_mismatch():
