@@ -45,6 +45,9 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              "lead's control)", _sh("gpu_repeat.sh"), 590, summary="summary.txt"),
     Scenario("held", "how long one op's judgements hold the GPU, judgement after judgement",
              _py("gpu_held.py", "--runs", "3"), 590),
+    Scenario("compare", "the tolerance check's float64 pass on 1 and 4 GiB outputs that are not bit-equal: "
+             "all-finite pass against the masked one (ms per GiB), same statistics (issue 27, goal 1)",
+             _py("gpu_compare.py"), 300),
     Scenario("datapath", "GB/s of a big output's fetch and compare (a 2.5 GiB output)", _py("gpu_datapath.py"), 590),
     Scenario("lane", "a slow or hanging first call beside an honest judgement: how long the honest one waits",
              _py("gpu_lane_check.py"), 590),

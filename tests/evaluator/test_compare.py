@@ -60,6 +60,20 @@ def test_chunked_statistics_equal_the_whole_tensor_formula(seed, chunk, specials
         assert st.tightest == float(((o64 - r64).abs() / (r64.abs() + 1.0)).max())
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("specials", [True, False], ids=["nan-inf", "finite"])
+def test_on_the_gpu_both_passes_equal_the_whole_tensor_formula(specials):
+    """Where the reference worker compares (its outputs on the GPU): the same oracle, the chunks
+    CUDA-sized and split unevenly."""
+    o, r = make(5, 300_001, specials)
+    st = compare._float_stats(o.cuda(), r.cuda(), 1e-4, 1e-4, chunk=65_537)
+    abs_err, rel_err, n_bad, n_nonfinite, first = oracle(o, r, 1e-4, 1e-4)
+    assert st.masked is specials
+    assert (st.n_bad, st.n_nonfinite, st.first_bad, st.abs_err) == (n_bad, n_nonfinite, first, abs_err)
+    assert st.rel_err == pytest.approx(rel_err, rel=1e-12)
+
+
 def test_verdicts_name_the_rule_and_the_first_mismatch():
     r = torch.linspace(1, 2, 10_000)
     o = r.clone()

@@ -1,0 +1,84 @@
+"""The tolerance check's own cost (sandbox/check/compare.py: _float_stats) on a big output that is
+not bit-equal to the reference, for its two passes: all values finite (the pass without NaN/inf
+masks) and one matched NaN in both (the masked pass, which every output took before session 26).
+
+    python3 harness/bench/tools/gpu_compare.py                       # CUDA: 1 and 4 GiB float32 outputs
+    python3 harness/bench/tools/gpu_compare.py --device cpu --gib 0.125   # CPU smoke run
+
+Prints, per size and pass, the median of --reps runs in ms and ms per GiB of output, and checks
+that both passes give the same statistics on the finite data (the masked pass run on it directly)."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+if str(REPO) not in sys.path:
+    sys.path.append(str(REPO))
+
+
+def timed(fn, sync) -> float:
+    sync()
+    t = time.perf_counter()
+    fn()
+    sync()
+    return time.perf_counter() - t
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--gib", type=float, nargs="+", default=[1.0, 4.0])
+    ap.add_argument("--reps", type=int, default=5)
+    a = ap.parse_args()
+    import torch
+
+    from sandbox.check import compare
+
+    sync = torch.cuda.synchronize if a.device.startswith("cuda") else (lambda: None)
+    chunk = compare.CHUNK_CUDA if a.device.startswith("cuda") else compare.CHUNK
+    print(f"device {a.device} ({torch.cuda.get_device_name() if a.device.startswith('cuda') else 'cpu'}), "
+          f"torch {torch.__version__}, chunk {chunk}")
+    ok = True
+    for gib in a.gib:
+        n = int(gib * (1 << 30)) // 4
+        r = torch.randn(n, device=a.device)
+        o = r + torch.randn(n, device=a.device) * 1e-6  # within tolerance, not bit-equal: the float64 pass runs
+        rows = {}
+        for name in ("finite", "masked"):
+            if name == "masked":
+                r[n // 2] = o[n // 2] = float("nan")  # one matched NaN: the masked pass, same verdict
+            runs = []
+            for _ in range(a.reps):
+                box = {}
+                runs.append(timed(lambda b=box: b.update(st=compare._float_stats(o, r, 1e-4, 1e-4, chunk)), sync))
+            st = box["st"]
+            rows[name] = st
+            ms = statistics.median(runs) * 1e3
+            print(f"{gib:g} GiB {name:7} masked={st.masked!s:5} median {ms:8.1f} ms  {ms / gib:7.1f} ms/GiB  "
+                  f"(runs {', '.join(f'{x * 1e3:.1f}' for x in runs)}) n_bad {st.n_bad} max_abs {st.abs_err:.3e}")
+        r[n // 2] = o[n // 2] = 0.0
+        f = compare._float_stats(o, r, 1e-4, 1e-4, chunk)
+        m = compare._FloatStats()
+        mx = [0.0, 0.0, 0.0]
+        for s0 in range(0, n, chunk):  # the masked pass over the same finite data, chunk by chunk
+            k = min(chunk, n - s0)
+            oc, rc = o[s0:s0 + k].double(), r[s0:s0 + k].double()
+            bad, mm, c = compare._masked_chunk(oc, rc, torch.empty_like(oc), torch.empty_like(oc), 1e-4, 1e-4)
+            mx = [max(x, float(y)) for x, y in zip(mx, mm, strict=True)]
+            m.n_bad += int(c[0])
+        same = (f.abs_err, f.tightest, f.rel_err, f.n_bad) == (mx[0], mx[1], mx[2], m.n_bad)
+        ok &= same
+        print(f"{gib:g} GiB finite pass == masked pass on the same data: {same}")
+        del r, o
+        if a.device.startswith("cuda"):
+            torch.cuda.empty_cache()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
