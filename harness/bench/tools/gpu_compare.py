@@ -21,12 +21,13 @@ if str(REPO) not in sys.path:
     sys.path.append(str(REPO))
 
 
-def timed(fn, sync) -> float:
+def timed(stats, o, r, chunk, sync):
+    """(seconds, statistics) of one _float_stats call, the device synced on both sides."""
     sync()
     t = time.perf_counter()
-    fn()
+    st = stats(o, r, 1e-4, 1e-4, chunk)
     sync()
-    return time.perf_counter() - t
+    return time.perf_counter() - t, st
 
 
 def main() -> int:
@@ -52,11 +53,8 @@ def main() -> int:
         for name in ("finite", "masked"):
             if name == "masked":
                 r[n // 2] = o[n // 2] = float("nan")  # one matched NaN: the masked pass, same verdict
-            runs = []
-            for _ in range(a.reps):
-                box = {}
-                runs.append(timed(lambda b=box: b.update(st=compare._float_stats(o, r, 1e-4, 1e-4, chunk)), sync))
-            st = box["st"]
+            got = [timed(compare._float_stats, o, r, chunk, sync) for _ in range(a.reps)]
+            runs, st = [x[0] for x in got], got[-1][1]
             rows[name] = st
             ms = statistics.median(runs) * 1e3
             print(f"{gib:g} GiB {name:7} masked={st.masked!s:5} median {ms:8.1f} ms  {ms / gib:7.1f} ms/GiB  "
