@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Session 26, call 5 (the four-GPU kind), after this session's two changes to the judge: the candidate's
-# model reused for the judged setup (as the reference's is) and the all-finite compare pass. Four parts
+# Session 26, call 5 (the two-GPU kind: the four-GPU one was not lent then), after this session's two changes to the judge: the candidate's
+# model reused for the judged setup (as the reference's is) and the all-finite compare pass. Two parts
 # at once, one per GPU:
 #   GPU 0  integrity (the red team, honest kernels, lane tests, relu repeats) with the reuse
-#   GPU 1  held-suite on 30 KernelBench level-2 tasks (as call 4), then the suite's ops (as call 1)
-#   GPU 2  the gpu tests of compare and setups, then the compare scenario (1 and 4 GiB)
-#   GPU 3  held-suite on 30 KernelBench level-1 tasks at their published sizes (goal 1 names them)
+#   GPU 1  held-suite on 30 KernelBench level-2 tasks (as call 4); the gpu tests of compare and the
+#          compare scenario (1 and 4 GiB); held-suite on 30 KernelBench level-1 tasks at their
+#          published sizes (goal 1 names them) in the time left
 # Needs KH_COMMIT and `carry: [".whl", ".kb"]`. At most 8 files come back: one tgz and summaries.
 set -u
 export PYTHONUNBUFFERED=1
@@ -22,22 +22,17 @@ H=harness/bench/tools/gpu_held_suite.py
   timeout 160 python3 $H --out $W/hkb --jobs 12 --timing-s 1.0 --kernelbench .kb/KernelBench/level2 --kb-limit 30 \
     --kernelbench-only > $W/hkb.log 2>&1; echo "held-kb2 exit $? at $(( $(date +%s) - START )) s" >> $W/env.txt
   python3 $H --out $W/hkb --summary-only > /dev/null 2>&1
-  timeout $(( $(left) - 25 )) python3 $H --out $W/hs --jobs 12 --timing-s 1.0 > $W/hs.log 2>&1
-  echo "held-suite exit $? at $(( $(date +%s) - START )) s" >> $W/env.txt
-  python3 $H --out $W/hs --summary-only > /dev/null 2>&1 ) & B=$!
-( export CUDA_VISIBLE_DEVICES=2
   timeout 200 python3 -m pytest -q -rA -p no:cacheprovider -m gpu tests/evaluator/test_compare.py > $W/compare.txt 2>&1
   echo "compare tests exit $? at $(( $(date +%s) - START )) s" >> $W/env.txt
   timeout 200 python3 harness/bench/tools/gpu_compare.py >> $W/compare.txt 2>&1
-  echo "compare bench exit $? at $(( $(date +%s) - START )) s" >> $W/env.txt ) & C=$!
-( export CUDA_VISIBLE_DEVICES=3
+  echo "compare bench exit $? at $(( $(date +%s) - START )) s" >> $W/env.txt
   timeout $(( $(left) - 25 )) python3 $H --out $W/hk1 --jobs 4 --timing-s 1.0 --kernelbench .kb/KernelBench/level1 \
     --kb-limit 30 --kernelbench-only > $W/hk1.log 2>&1; echo "held-kb1 exit $? at $(( $(date +%s) - START )) s" >> $W/env.txt
-  python3 $H --out $W/hk1 --summary-only > /dev/null 2>&1 ) & D=$!
-wait $A $B $C $D
-for d in integ hkb hs hk1; do cp $W/$d/summary.txt $OUT/$d-summary.txt 2>/dev/null; done
+  python3 $H --out $W/hk1 --summary-only > /dev/null 2>&1 ) & B=$!
+wait $A $B
+for d in integ hkb hk1; do cp $W/$d/summary.txt $OUT/$d-summary.txt 2>/dev/null; done
 cp $W/env.txt $W/compare.txt $OUT/ 2>/dev/null
 ( cd $W && tar czf $OUT/s26-call5.tgz --exclude='*.so' --exclude='*.o' *.log integ/logs.tgz integ/output.log \
-    hkb/batch/verdicts hs/batch/verdicts hk1/batch/verdicts ) 2>/dev/null
+    hkb/batch/verdicts hk1/batch/verdicts ) 2>/dev/null
 cat $W/env.txt; tail -25 $W/compare.txt
-for d in integ hkb hs hk1; do echo "=== $d"; tail -22 $OUT/$d-summary.txt 2>/dev/null; done
+for d in integ hkb hk1; do echo "=== $d"; tail -22 $OUT/$d-summary.txt 2>/dev/null; done
