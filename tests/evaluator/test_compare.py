@@ -61,7 +61,7 @@ def test_chunked_statistics_equal_the_whole_tensor_formula(seed, chunk, specials
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 @pytest.mark.parametrize("specials", [True, False], ids=["nan-inf", "finite"])
 def test_on_the_gpu_both_passes_equal_the_whole_tensor_formula(specials):
     """Where the reference worker compares (its outputs on the GPU): the same oracle, the chunks
