@@ -166,6 +166,8 @@ class OpRunner:
             error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}"
         finally:
             gen.close()
+        if error is not None:  # failed once a stop signal came (its judgement's workers stopped under it, or the
+            raise_latched_signal()  # signal's raise turned into an error): the stop's doing, stored interrupted
         usage = {
             **_snapshot(meter),
             "llm_calls_resumed": resumed.replayed,

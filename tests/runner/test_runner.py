@@ -381,6 +381,36 @@ def test_a_stop_signal_whose_raise_python_dropped_still_stops_the_run_and_prints
     assert reported == ["ValueError"] and sys.unraisablehook is not None  # others are still reported
 
 
+def test_an_op_that_fails_once_a_stop_signal_came_is_stored_interrupted(tmp_path):
+    """CI emulation, session 26: a Ctrl-C stored the run interrupted but its op ``failed``. A signal
+    whose raise became an ordinary error (a judgement's workers stopped under it, a handler that
+    converts what it catches) ended the method with that error before the run knew it was stopping.
+    The op failed because of the stop: it is stored interrupted (resumable), and the run stops."""
+    import signal
+
+    from harness.runner.stop import RunInterrupted, stop_signals
+
+    class Converted(Judge):
+        def __call__(self, task, source, config):
+            v = super().__call__(task, source, config)
+            if len(self.calls) == 2:
+                try:
+                    signal.getsignal(signal.SIGINT)(signal.SIGINT, None)
+                except KeyboardInterrupt:
+                    raise RuntimeError("the judgement's workers were stopped") from None
+            return v
+
+    judge = Converted()
+    with stop_signals(), pytest.raises(RunInterrupted) as e:
+        run(RunConfig(method="endless", ops=["relu", "softmax"], budget=Budget(evaluations=4),
+                      results=tmp_path, run_id="f", progress=False), judge=judge)
+    assert (e.value.run_id, e.value.exit_code) == ("f", 130)
+    res = Results.open(tmp_path)
+    assert res.get_run("f").status == "interrupted"
+    assert {o.op: o.status for o in res.list_ops("f")} in ({"relu": "interrupted"},
+                                                          {"relu": "interrupted", "softmax": "pending"})
+
+
 def test_set_globals_reach_the_judged_task_the_run_config_and_every_verdict(tmp_path):
     """``harness run --set DIM=64``: the judge gets relu with DIM=64 (every profile), the run records
     the values, each stored verdict carries them (``evidence["task_globals"]``)."""
