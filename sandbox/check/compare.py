@@ -110,7 +110,8 @@ def _all_finite(of: torch.Tensor, rf: torch.Tensor, chunk: int) -> bool:
     return bool(ok)
 
 
-def _float_stats(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float, chunk: int = CHUNK) -> _FloatStats:
+def _float_stats(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float, chunk: int = CHUNK,
+                 finite_pass: bool | None = None) -> _FloatStats:
     """The tolerance rule over real floating tensors, in float64, a chunk at a time.
 
     Same arithmetic as the whole-tensor formula (tests/evaluator/test_compare.py holds it as the
@@ -133,8 +134,13 @@ def _float_stats(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float, chu
     cnt = torch.zeros(3, dtype=torch.int64, device=dev)
     first = torch.full((), n, dtype=torch.int64, device=dev)
     # both all finite (nearly every output): the same arithmetic without the NaN/inf masks, about 20
-    # kernels a chunk instead of 45 (one read of each in its own dtype and one host sync to know)
-    st.masked = not _all_finite(of, rf, chunk)
+    # kernels a chunk instead of 45 (one read of each in its own dtype and one host sync to know).
+    # On a GPU by default (22 against 42 ms per GiB on the H200). A CPU check keeps its length: the
+    # CPU rule timing.threads allows the candidate's other threads 5% of the window that holds the
+    # check, and some honest kernels sit at that margin (sandbox/check/calls.py, session 26)
+    if finite_pass is None:
+        finite_pass = of.is_cuda
+    st.masked = not (finite_pass and _all_finite(of, rf, chunk))
     step = _masked_chunk if st.masked else _finite_chunk
     for s0 in range(0, n, chunk):
         k = min(chunk, n - s0)
