@@ -1,12 +1,13 @@
 """The tolerance check's own cost (sandbox/check/compare.py: _float_stats) on a big output that is
-not bit-equal to the reference, for its two passes: all values finite (the pass without NaN/inf
-masks) and one matched NaN in both (the masked pass, which every output took before session 26).
+not bit-equal to the reference, for its two passes over the same data: the all-finite pass (a GPU's
+default since session 26) and the masked pass (what every output took before).
 
     python3 harness/bench/tools/gpu_compare.py                       # CUDA: 1 and 4 GiB float32 outputs
     python3 harness/bench/tools/gpu_compare.py --device cpu --gib 0.125   # CPU smoke run
 
-Prints, per size and pass, the median of --reps runs in ms and ms per GiB of output, and checks
-that both passes give the same statistics on the finite data (the masked pass run on it directly)."""
+Prints, per size and pass, the median of --reps runs in ms and ms per GiB of output, and whether
+both passes gave the same statistics. (Session 26's run forced the masked pass with one matched NaN
+in both tensors instead of ``finite_pass=False``: the same kernels.)"""
 
 from __future__ import annotations
 
@@ -21,11 +22,11 @@ if str(REPO) not in sys.path:
     sys.path.append(str(REPO))
 
 
-def timed(stats, o, r, chunk, sync):
+def timed(stats, o, r, chunk, sync, finite_pass: bool):
     """(seconds, statistics) of one _float_stats call, the device synced on both sides."""
     sync()
     t = time.perf_counter()
-    st = stats(o, r, 1e-4, 1e-4, chunk, finite_pass=True)  # the GPU default, also on a CPU smoke run
+    st = stats(o, r, 1e-4, 1e-4, chunk, finite_pass=finite_pass)
     sync()
     return time.perf_counter() - t, st
 
@@ -49,27 +50,15 @@ def main() -> int:
         n = int(gib * (1 << 30)) // 4
         r = torch.randn(n, device=a.device)
         o = r + torch.randn(n, device=a.device) * 1e-6  # within tolerance, not bit-equal: the float64 pass runs
-        rows = {}
-        for name in ("finite", "masked"):
-            if name == "masked":
-                r[n // 2] = o[n // 2] = float("nan")  # one matched NaN: the masked pass, same verdict
-            got = [timed(compare._float_stats, o, r, chunk, sync) for _ in range(a.reps)]
+        seen = []
+        for name, finite_pass in (("finite", True), ("masked", False)):
+            got = [timed(compare._float_stats, o, r, chunk, sync, finite_pass) for _ in range(a.reps)]
             runs, st = [x[0] for x in got], got[-1][1]
-            rows[name] = st
+            seen.append((st.abs_err, st.tightest, st.rel_err, st.n_bad, st.first_bad))
             ms = statistics.median(runs) * 1e3
             print(f"{gib:g} GiB {name:7} masked={st.masked!s:5} median {ms:8.1f} ms  {ms / gib:7.1f} ms/GiB  "
                   f"(runs {', '.join(f'{x * 1e3:.1f}' for x in runs)}) n_bad {st.n_bad} max_abs {st.abs_err:.3e}")
-        r[n // 2] = o[n // 2] = 0.0
-        f = compare._float_stats(o, r, 1e-4, 1e-4, chunk, finite_pass=True)
-        m = compare._FloatStats()
-        mx = [0.0, 0.0, 0.0]
-        for s0 in range(0, n, chunk):  # the masked pass over the same finite data, chunk by chunk
-            k = min(chunk, n - s0)
-            oc, rc = o[s0:s0 + k].double(), r[s0:s0 + k].double()
-            bad, mm, c = compare._masked_chunk(oc, rc, torch.empty_like(oc), torch.empty_like(oc), 1e-4, 1e-4)
-            mx = [max(x, float(y)) for x, y in zip(mx, mm, strict=True)]
-            m.n_bad += int(c[0])
-        same = (f.abs_err, f.tightest, f.rel_err, f.n_bad) == (mx[0], mx[1], mx[2], m.n_bad)
+        same = seen[0] == seen[1]
         ok &= same
         print(f"{gib:g} GiB finite pass == masked pass on the same data: {same}")
         del r, o
