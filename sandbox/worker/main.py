@@ -25,6 +25,7 @@ from sandbox.worker.callpath import (
     _format_exc,
     _is_compile_exc,
     _listdir,
+    _threads_ns,
     _trunc,
 )
 from sandbox.worker.counting import Counting
@@ -61,6 +62,8 @@ class Worker(CallPath, Counting):
         self.poison_bytes: list[int] = []
         self.flush_buf = None
         self._mark: tuple[int, int] | None = None
+        self._tmark: dict[int, int] | None = None  # each other thread's CPU at the mark
+        self._own_tids: frozenset[int] = frozenset()
         self._pending: tuple[list[Any], list[Any]] | None = None
         self._fill: list[tuple[Any, Any]] = []  # (call tensor, arena view) pairs that go() copies
         self._bg_ns = 0
@@ -117,6 +120,7 @@ class Worker(CallPath, Counting):
         self._clone = torch.Tensor.clone
         self._warm()
         self._hooks.freeze()  # after the warm-up: its thread pools and profiler are the worker's own
+        self._own_tids = frozenset(_threads_ns())  # so are the threads alive now (check_window)
 
     def _warm(self) -> None:
         """Start torch's thread pools, CUDA and the profiler before anything is counted."""
@@ -128,8 +132,10 @@ class Worker(CallPath, Counting):
         """The warm-up's GPU kernels (sandbox/worker/warmup.py), asked for once the device is held."""
         from sandbox.worker import warmup
 
+        part = str(req.get("part", "all"))
         if self.cuda:
-            self._spin_rate = warmup.warm_device(self.torch, self.device, self.flush_buf)
+            rate = warmup.warm_device(self.torch, self.device, self.flush_buf, part)
+            self._spin_rate = rate if part != "kernels" else self._spin_rate
         return {"ok": True, "spin_cycles_per_us": self._spin_rate}
 
     # -- requests ---------------------------------------------------------------------------

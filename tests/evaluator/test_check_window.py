@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 
 from sandbox import rules
-from sandbox.check.calls import CHECK_BG_MIN_OVER, CHECK_BG_OVER_SHARE
+from sandbox.check.calls import (
+    CHECK_BG_MIN_OVER,
+    CHECK_BG_OVER_SHARE,
+    CHECK_BG_OWN_EVERY_S,
+    CHECK_BG_OWN_US,
+    own_excused,
+)
 from sandbox.evaluate import evaluate
 from sandbox.intake.task import load_task
 from sandbox.verdict import Mode, Status
@@ -29,6 +35,22 @@ def test_a_housekeeping_thread_that_wakes_inside_some_windows_is_not_a_rewrite()
     assert v.status is Status.VALID, describe(v) + f"\n{ev}"
     # the test is about windows that were over: its thread (2 ms every 250 ms) landed in some
     assert ev["enforced"] and ev["over"] >= 1 and ev["windows"] > 4 * ev["over"], ev
+    # each window over names whose CPU it was: the candidate's thread, not one of the worker's own
+    assert all("(worker's own)" not in busiest[0][0] for _, _, _, busiest in ev["over_at"]), ev["over_at"]
+
+
+@pytest.mark.parametrize(("us", "own", "since", "excused"), [
+    (120.0, 100.0, 5.0, 100.0),  # a wake of the worker's own thread alone put the window over
+    (120.0, 100.0, CHECK_BG_OWN_EVERY_S - 0.1, 0.0),  # ... again too soon: a thread made to work
+    (400.0, 100.0, 5.0, 0.0),  # over without it too: the candidate's threads worked
+    (90.0, 80.0, 5.0, 0.0),  # not over: nothing to excuse
+    (CHECK_BG_OWN_US + 200.0, CHECK_BG_OWN_US + 200.0, 5.0, 0.0),  # past one wake's worth by more than allowed
+])
+def test_the_worker_own_threads_are_excused_one_window_in_a_while(us, own, since, excused):
+    """Kineto's config loader, alive before any candidate code, wakes every 5 s: its CPU is excused
+    where it alone puts a window over (allowed 100 us here), once per CHECK_BG_OWN_EVERY_S and up to
+    CHECK_BG_OWN_US; a candidate that signals that thread to work for it gets no more than that."""
+    assert own_excused(us, own, 100.0, since) == excused
 
 
 def test_an_output_rewritten_after_every_call_shows_in_the_windows_checked():
