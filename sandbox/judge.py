@@ -152,9 +152,14 @@ class Judge(Checks):
         for w in (self.ref, self.cand):
             w.deadline += waited
         self.v.durations_s["queue"] = round(waited, 3)
-        if self.cfg.device.startswith("cuda"):  # the warm-up's kernels, now that no one else times
+        if self.cfg.device.startswith("cuda"):  # the warm-up's kernels, now that no one else times:
+            # both workers' side by side (cuBLAS and module loading, ~0.15 s each on an H200), then
+            # each one's spin calibration alone (sandbox/worker/warmup.py)
+            pending = self.cand.begin("warm_device", part="kernels")  # the candidate's first: session.begin
+            done = {self.ref: self.ref.request("warm_device", part="kernels")[0]}
+            done[self.cand] = pending.result()[0]
             for w in (self.ref, self.cand):
-                rep, _ = w.request("warm_device")
+                rep = done[w] if not done[w].get("ok") else w.request("warm_device", part="spin")[0]
                 if not rep.get("ok"):
                     failed = ReferenceFailed if w is self.ref else RuntimeError
                     raise failed(f"the {w.role} worker's GPU warm-up failed: {rep.get('error', '')[:2000]}")
@@ -172,26 +177,33 @@ class Judge(Checks):
         # Linear, 0.7 s at 8192) paid in the GPU hold, so: the two models are built side by side,
         # each in its own process (the candidate's begun first: its arena sync may ask the
         # reference; a first call's lane watch reads its reply only after the reference's), and
-        # the reference's is not built again for the setup it already has (the judged setup after
-        # a warm-up at the same profile: the warm-up's calls only staged inputs there, and its
-        # worker runs no candidate code). The candidate's model is always built anew.
+        # neither worker builds again the model it already has for this setup (the judged setup
+        # right after a warm-up at the same profile). The reference's warm-up only staged inputs.
+        # The candidate's warm-up call ran its code on that model, but a new model would not make
+        # the judged calls any cleaner: the process, its globals and its caches are the same.
         t = time.monotonic()
-        pending = self.cand.begin("setup", bound=self.call_bound(floor=floor), **common)
-        key = (repr(sorted(common.items())), self.baseline_compile)
-        if self.ref.built_for != key:
+        key = repr(sorted(common.items()))
+        pending = None
+        if self.cand.built_for != key:
+            self.cand.built_for = None
+            pending = self.cand.begin("setup", bound=self.call_bound(floor=floor), **common)
+        rkey = (key, self.baseline_compile)
+        if self.ref.built_for != rkey:
             self.ref.built_for = None
             rep, _ = self.ref.request("setup", compile=self.baseline_compile, **common)
             if not rep.get("ok"):
                 raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: "
                                       f"{rep.get('error')}")
-            self.ref.built_for = key
-        rep, _ = pending.result()
+            self.ref.built_for = rkey
+        rep, _ = pending.result() if pending is not None else ({"ok": True}, None)
         ev = self.v.evidence  # the setups' wall time: [count, s] (each worker's own: evidence.requests)
         n, spent = ev.get("setups", [0, 0.0])
         ev["setups"] = [n + 1, round(spent + time.monotonic() - t, 3)]
         if not rep.get("ok"):
             raise Reject(Status.RUNTIME_ERROR, None, f"ModelNew(*get_init_inputs()) failed at profile {profile!r}",
                          log=rep.get("error", ""))
+        if pending is not None:
+            self.cand.built_for = key
 
     def import_candidate(self) -> None:
         path = os.path.join(self.cand.scratch, os.path.basename(self.cfg.candidate_name) or "candidate.py")

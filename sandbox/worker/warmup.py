@@ -40,15 +40,19 @@ def warm(t: Any, device: Any, cuda: bool) -> tuple[Any, Any]:
     return flush_buf, marker
 
 
-def warm_device(t: Any, device: Any, flush_buf: Any) -> float:
+def warm_device(t: Any, device: Any, flush_buf: Any, part: str = "all") -> float:
     """The warm-up's GPU kernels, once the judgement holds the device: cuBLAS, elementwise,
-    the flush, and the spin rate of the timing lead. Returns the spin's clock cycles per us."""
-    b = t.randn(256, 256, device=device)
-    (b @ b).sum().item()
-    t.ones(1 << 16, device=device).add_(1).sum().item()
-    if flush_buf is not None:
-        flush_buf.zero_()
-    rate = _spin_rate(t)
+    the flush (``part`` "kernels"), and the spin rate of the timing lead ("spin"); "all" is both.
+    A judgement runs its two workers' kernels side by side and their spins one after the other
+    (two spins at once would time-slice each other). Returns the spin's clock cycles per us (0
+    for "kernels")."""
+    if part in ("all", "kernels"):
+        b = t.randn(256, 256, device=device)
+        (b @ b).sum().item()
+        t.ones(1 << 16, device=device).add_(1).sum().item()
+        if flush_buf is not None:
+            flush_buf.zero_()
+    rate = _spin_rate(t) if part in ("all", "spin") else 0.0
     t.cuda.synchronize()
     return rate
 

@@ -205,7 +205,7 @@ class ModelNew(nn.Module):
         super().__init__()
         global _inits
         _inits += 1
-        if __SLOW_INIT__ and _inits > 1:  # quick in the warm-up, slow once judged
+        if __SLOW_INIT__ and _inits > 3:  # quick in the warm-up (final mode: three profiles), slow once judged
             time.sleep(60)
 
     def forward(self, x):
@@ -220,13 +220,15 @@ class ModelNew(nn.Module):
 def test_the_warm_up_has_one_budget(case):
     """Final mode on CPU judges the small profile and two hidden ones: three first calls of 4 s
     spend a 9 s budget (``timeout``); a constructor that is quick in the warm-up is bounded by
-    that when it is judged (``timeout`` in well under its 60 s sleep)."""
+    that when it is judged (``timeout`` in well under its 60 s sleep). Its fourth construction is
+    the first judged one: the warm-up built at the three profiles, and the judged setup at the
+    first profile builds again, the last warm-up having been at a hidden one."""
     from sandbox.evaluate import evaluate
 
     slow_calls = case.startswith("first")
     src = (SLOW_EVERYWHERE.replace("__SLOW_INIT__", str(not slow_calls))
            .replace("__SLOW_CALLS__", str(slow_calls)))
-    cfg = _cfg(mode=Mode.FINAL, seed=None, first_call_timeout_s=9.0) if slow_calls else _cfg()
+    cfg = _cfg(mode=Mode.FINAL, seed=None, first_call_timeout_s=9.0) if slow_calls else _cfg(mode=Mode.FINAL, seed=None)
     v = evaluate(RELU, src, cfg)
     assert (v.status, v.rule) == (Status.TIMEOUT, rules.TIMEOUT), (v.status, v.rule, v.message)
     if slow_calls:

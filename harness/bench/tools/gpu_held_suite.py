@@ -29,20 +29,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 
 
-def _tasks(kernelbench: Path | None, kb_limit: int | None, suite: bool) -> list[Path]:
+def _tasks(kernelbench: Path | None, kb_limit: int | None, suite: bool, kb_from: int = 0) -> list[Path]:
     refs = [r for r in sorted((REPO / "reference_ops").glob("*/*.py")) if r.name != "__init__.py"] if suite else []
     if kernelbench is not None:
-        kb = sorted(kernelbench.glob("*.py"), key=lambda p: (len(p.stem.split("_")[0]), p.stem))
+        kb = sorted(kernelbench.glob("*.py"), key=lambda p: (len(p.stem.split("_")[0]), p.stem))[kb_from:]
         refs += kb[:kb_limit] if kb_limit else kb
     return refs
 
 
 def manifest(out: Path, limit: int | None, kernelbench: Path | None = None, kb_limit: int | None = None,
-             suite: bool = True) -> Path:
+             suite: bool = True, kb_from: int = 0) -> Path:
     cands = out / "candidates"
     cands.mkdir(parents=True, exist_ok=True)
     lines = []
-    for ref in _tasks(kernelbench, kb_limit, suite):
+    for ref in _tasks(kernelbench, kb_limit, suite, kb_from):
         c = cands / f"{ref.parent.name}__{ref.name}"
         c.write_text(ref.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
         lines.append(json.dumps({"id": f"{ref.parent.name}/{ref.stem}", "reference": str(ref), "candidate": str(c)}))
@@ -88,13 +88,14 @@ def main() -> int:
     ap.add_argument("--summary-only", action="store_true")
     ap.add_argument("--kernelbench", type=Path, default=None, help="a KernelBench level folder: its tasks too")
     ap.add_argument("--kb-limit", type=int, default=None, help="only its first N tasks (by number)")
+    ap.add_argument("--kb-from", type=int, default=0, help="skip its first N tasks (by number; before --kb-limit)")
     ap.add_argument("--kernelbench-only", action="store_true", help="not the suite's ops")
     a = ap.parse_args()
     # the manifest's paths resolve against the manifest's folder (eval-batch), so make them absolute
     a.kernelbench = a.kernelbench.resolve() if a.kernelbench else None
     a.out.mkdir(parents=True, exist_ok=True)
     if not a.summary_only:
-        m = manifest(a.out, a.limit, a.kernelbench, a.kb_limit, suite=not a.kernelbench_only)
+        m = manifest(a.out, a.limit, a.kernelbench, a.kb_limit, suite=not a.kernelbench_only, kb_from=a.kb_from)
         cmd = [sys.executable, "-m", "harness", "eval-batch", str(m), "--out", str(a.out / "batch"), "--mode", "feedback",
                "--device", a.device, "--allow-torch-ops", "--jobs", str(a.jobs), "--max-timing-s", str(a.timing_s)]
         if a.kernelbench:  # level 2 has degenerate tasks (outputs that do not move with their inputs): the data
