@@ -81,6 +81,8 @@ class Judging(Protocol):
 
     def import_candidate(self) -> None: ...
 
+    def presetup(self, profile: str) -> None: ...
+
     def warm(self, profile: str, extras: list[str]) -> None: ...
 
     def call_bound(self, floor: float = ..., scale: float = 1.0) -> tuple[float, str]: ...
@@ -265,9 +267,10 @@ def open_and_warm(j: Judging, order: str, profile: str, extras: list[str]) -> No
             j.v.evidence["build_apart"]["prewarm"] = rep.get("prewarm", {})
     j.phase = "import"
     j.import_candidate()  # compiles only in the "late" order: no device lock held yet
+    j.phase = "warm"
+    j.presetup(profile)  # on a GPU, the warm-up's first models, built before the device is held
     j._take_device()
     t = time.monotonic()
-    j.phase = "warm"
     j.warm(profile, extras)
     j.phase = "judge"  # from here a setup is bounded by the warm-up's (Judge.setup)
     j.v.durations_s["warm"] = round(time.monotonic() - t, 3)  # first calls: outside the GPU-held bound

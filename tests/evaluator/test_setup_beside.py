@@ -48,6 +48,24 @@ def test_the_reference_and_the_candidate_are_set_up_side_by_side(tmp_path):
     # one after the other the wall would be ref_s + cand_s; side by side the reference's is hidden
     # behind the candidate's (each worker's seconds count from its own request: evidence.requests)
     assert wall < cand_s + 0.5 * ref_s, (wall, ref_s, cand_s)
+    assert "setup_before_lock_s" not in v.evidence  # on a CPU the models are built inside the lock
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_a_gpu_the_first_models_are_built_before_the_device_is_held(tmp_path):
+    """On a GPU the warm-up's first setup runs before the device lock (judge.presetup): two
+    constructors sleeping 3 s each, side by side, are not in the GPU hold."""
+    sleep_s = 3.0
+    task = slow_init_task(tmp_path, sleep_s)
+    v = run(CANDIDATE.replace(f"time.sleep({SLEEP_S})", f"time.sleep({sleep_s})"), task=task,
+            allow_torch_ops=True, device="cuda")
+    assert v.status is Status.VALID, (v.message, v.logs)
+    assert v.evidence["setup_before_lock_s"] >= sleep_s
+    req = v.evidence["requests"]
+    assert req["reference.setup"][0] == req["candidate.setup"][0] == 1  # built once, before the lock
+    held = v.durations_s["exclusive"] - v.durations_s["time"]
+    assert held < sleep_s, v.durations_s
 
 
 def test_a_reply_that_came_within_its_bound_is_not_timed_out_for_waiting_on_the_other_worker(tmp_path):

@@ -22,7 +22,7 @@ SHARD1=$(cheat gpu_cheat_01_stale_memory gpu_cheat_02_torch_matmul gpu_cheat_04_
 SHARD2=$(cheat gpu_cheat_04b_side_stream_lead gpu_cheat_05_thread_launch gpu_cheat_07_event_patch gpu_cheat_42b_inductor_relu gpu_cheat_33_gpu_hang)
 SHARD3="$(cheat gpu_cheat_34_hidden_tail gpu_cheat_36_out_rewrite) $(honest honest_cuda_relu honest_cuda_sum gpu_probe_34b_tail_below_floor)"
 SHARD4=$(honest honest_cuda_matmul honest_cuda_conv2d honest_cuda_gemm_bias_relu honest_triton_relu honest_triton_softmax gpu_probe_38_one_gpu)
-SHARD5="tests/executors/test_slow_first_call_gpu.py"
+SHARD5="tests/executors/test_slow_first_call_gpu.py tests/evaluator/test_setup_beside.py"
 cap=$(( $(left) - 60 ))
 i=0
 for s in "$SHARD1" "$SHARD2" "$SHARD3" "$SHARD4" "$SHARD5"; do
