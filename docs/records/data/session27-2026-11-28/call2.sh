@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 27, call 2 (the two-H200 kind), after this session's judge changes: the candidate's model
+# Session 27, call 2 (the two-H200 kind),
 # after call 1 (26c8448): on a GPU the warm-up's first models are built before the device is held
 # (judge.presetup: level-2 GEMM constructors were 0.45-9.5 s of the hold in call 1). Two parts at
 # once, one per GPU:
