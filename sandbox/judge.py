@@ -16,7 +16,7 @@ from typing import Any
 from sandbox import rules
 from sandbox.build import buildcache, buildphase, pch
 from sandbox.build.tiers import WorkTier
-from sandbox.check import outcome, refcache
+from sandbox.check import fusedcompare, outcome, refcache
 from sandbox.check.attribution import attribute
 from sandbox.check.calls import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.config import EvalConfig
@@ -73,6 +73,7 @@ class Judge(Checks):
         self.arena: Arena | None = None  # the judgement's shared memory (sandbox/worker/arena.py), made by start()
         self.staged: tuple[int, list[Any]] | None = None  # (seed, header) of the candidate's staged inputs
         self.opcount_path: str | None = None  # path of sandbox/rules/opcount.py's built module (judge())
+        self.fused_cmp: tuple[str, str] | None = None  # (path, sha256) of sandbox/check/fusedcompare.py's library (judge())
         self.entry = Entry("ModelNew")  # the class judged (run() resolves it, sandbox/intake/candidate.py)
         self.ref_call_s = 0.0  # the reference's slowest call so far (parent clock): per-call bounds
         self.hold_until: float | None = None  # CUDA: no request may run past this (the GPU-held bound)
@@ -397,11 +398,16 @@ class Judge(Checks):
 def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
     trusted = buildcache.layout(cache_root(config), source)[2]
     path, why_not = opcount.ensure(trusted)  # before the judgement's clock starts; no worker writes there
+    fused, fused_why = fusedcompare.ensure(trusted) if config.device.startswith("cuda") else (None, None)
     headers = pch.prepare(source)  # the precompiled headers its C++ builds can use (KH_BUILD_PCH), as well
     j = Judge(task, source, config)
     j.opcount_path = path
     if why_not:
         j.v.evidence["opcount"] = why_not
+    if fused:  # the reference worker's one-kernel float pass (sandbox/check/fusedcompare.py)
+        j.fused_cmp = (fused, fusedcompare.file_sha256(fused))
+    elif fused_why:
+        j.v.evidence["compare_fused"] = {"outputs": 0, "error": fused_why}
     if headers.get("built_s") or headers.get("not_built"):
         j.v.evidence["pch"] = headers
     ref_failure: str | None = None

@@ -135,12 +135,19 @@ class Checks:
         frozen = self.cand.freeze()
         self.v.evidence["freeze_s"] = round(self.v.evidence.get("freeze_s", 0.0) + time.monotonic() - t_freeze, 4)
         try:
+            fused = getattr(self, "fused_cmp", None)  # (path, sha256) of sandbox/check/fusedcompare.py's library
             rep, _ = self.ref.request("check", entries=f.get("entries"), devices=f.get("devices", []),
                                       atol=self.atol, rtol=self.rtol, against=against, keep=keep,
-                                      trivial=against == "last", limit=limit)
+                                      trivial=against == "last", limit=limit,
+                                      **({"fused": fused[0], "fused_sha256": fused[1]} if fused else {}))
         finally:
             self.cand.thaw(frozen)
         self.v.evidence["frozen_checks"] = self.v.evidence.get("frozen_checks", 0) + bool(frozen)
+        if fused and rep.get("ok"):
+            ev = self.v.evidence.setdefault("compare_fused", {"outputs": 0})
+            ev["outputs"] += int(rep.get("fused") or 0)
+            if rep.get("fused_error"):
+                ev["error"] = rep["fused_error"]
         self.check_window(what)
         if not rep.get("ok"):
             raise Reject(Status.REJECTED, rules.OUTPUT_TYPE, f"{what}: the output could not be checked: "

@@ -24,6 +24,7 @@ class Comparison:
     mismatch_fraction: float | None = None
     # per output: the smallest t with |out-ref| <= t + t*|ref| everywhere (inf: no t passes)
     tightest_tol: list[float] | None = None
+    fused: int = 0  # outputs whose float pass was the one-kernel pass (sandbox/check/fusedcompare.py)
 
 
 def check_types(outs: Any, ref: list[torch.Tensor], devices: list[str], ref_devices: list[str]) -> Comparison:
@@ -63,6 +64,7 @@ class _FloatStats:
     first_bad: int = -1  # flat index of the first element outside tolerance
     tightest: float = 0.0  # max |out-ref| / (1+|ref|): the smallest atol=rtol that passes; inf if none does
     masked: bool = False  # the pass with NaN/inf handling ran (some value of either tensor is not finite)
+    fused: bool = False  # the one-kernel all-finite pass ran (sandbox/check/fusedcompare.py)
 
 
 def _masked_chunk(oc, rc, d, t, atol: float, rtol: float):
@@ -111,14 +113,17 @@ def _all_finite(of: torch.Tensor, rf: torch.Tensor, chunk: int) -> bool:
 
 
 def _float_stats(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float, chunk: int = CHUNK,
-                 finite_pass: bool | None = None) -> _FloatStats:
+                 finite_pass: bool | None = None, fused: Any = None) -> _FloatStats:
     """The tolerance rule over real floating tensors, in float64, a chunk at a time.
 
     Same arithmetic as the whole-tensor formula (tests/evaluator/test_compare.py holds it as the
     oracle), but with a few reused float64 buffers instead of ten full-size temporaries: a 128 MB
     output took ~5 s on two cores that way, nearly all of it allocation and page faults. The
     running maxima and counts stay on the tensors' device until the end: one host sync per
-    output, not eight per chunk (on a GPU the syncs were most of a 6 GiB output's check)."""
+    output, not eight per chunk (on a GPU the syncs were most of a 6 GiB output's check).
+    ``fused`` (a sandbox/check/fusedcompare.Lib, on a GPU) runs the all-finite pass as one kernel
+    with the same arithmetic where it takes the tensors; else, or where a value is not finite,
+    the passes below run."""
     of, rf = o.reshape(-1), r.reshape(-1)
     if rf.device != of.device:
         rf = rf.to(of.device)
@@ -126,6 +131,12 @@ def _float_stats(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float, chu
     st = _FloatStats()
     if n == 0:
         return st
+    if fused is not None and finite_pass is not False:
+        got = fused.stats(of, rf, atol, rtol)
+        if got is not None:
+            (st.abs_err, st.tightest, st.rel_err), st.n_bad, st.first_bad = got
+            st.fused = True
+            return st
     dev = of.device
     k0 = min(chunk, n)
     bo, br, bd, bt = (torch.empty(k0, dtype=torch.float64, device=dev) for _ in range(4))
@@ -160,13 +171,16 @@ def _float_stats(o: torch.Tensor, r: torch.Tensor, atol: float, rtol: float, chu
     return st
 
 
-def compare(outs: list[torch.Tensor], ref: list[torch.Tensor], atol: float, rtol: float) -> Comparison:
+def compare(outs: list[torch.Tensor], ref: list[torch.Tensor], atol: float, rtol: float,
+            fused: Any = None) -> Comparison:
     """Pass iff every |out-ref| <= atol + rtol*|ref| and no NaN/inf where ref is finite.
 
     Every output is measured, also after a failing one: ``tightest_tol`` holds, per output, the
     smallest atol=rtol it would pass (0 for an exact match; inf for a NaN/inf mismatch or an
-    integer output that differs, which no tolerance excuses). The first failure decides."""
+    integer output that differs, which no tolerance excuses). The first failure decides.
+    ``fused``: the one-kernel float pass for outputs on a GPU (``_float_stats``)."""
     worst_abs = worst_rel = worst_frac = 0.0
+    n_fused = 0
     tightest: list[float] = []
     fail: Comparison | None = None
     for i, (o, r) in enumerate(zip(outs, ref, strict=True)):
@@ -185,7 +199,8 @@ def compare(outs: list[torch.Tensor], ref: list[torch.Tensor], atol: float, rtol
             continue
         if o.dtype.is_complex:  # compare real and imaginary parts as real tensors
             o, r = torch.view_as_real(o.resolve_conj()), torch.view_as_real(r.resolve_conj())
-        st = _float_stats(o, r, atol, rtol, CHUNK_CUDA if o.is_cuda else CHUNK)
+        st = _float_stats(o, r, atol, rtol, CHUNK_CUDA if o.is_cuda else CHUNK, fused=fused)
+        n_fused += st.fused
         tightest.append(st.tightest)
         abs_err, rel_err = st.abs_err, st.rel_err
         frac = st.n_bad / max(o.numel(), 1)
@@ -205,9 +220,9 @@ def compare(outs: list[torch.Tensor], ref: list[torch.Tensor], atol: float, rtol
                               f"got {got:.6g}, expected {exp:.6g}",
                               abs_err, rel_err, frac)
     if fail is not None:
-        fail.tightest_tol = tightest
+        fail.tightest_tol, fail.fused = tightest, n_fused
         return fail
-    return Comparison(True, None, "", worst_abs, worst_rel, worst_frac, tightest)
+    return Comparison(True, None, "", worst_abs, worst_rel, worst_frac, tightest, n_fused)
 
 
 def trivial(outs: list[torch.Tensor], ref: list[torch.Tensor]) -> str | None:

@@ -55,10 +55,11 @@ def check(w: Any, req: dict[str, Any]) -> dict[str, Any]:
     if not ct.passed:
         return {"ok": True, "types_ok": False, "message": ct.message, "plain": named is None, "inputs_intact": intact}
     atol, rtol = float(req["atol"]), float(req["rtol"])
-    c = compare.compare(outs, ref, atol, rtol)
+    c = compare.compare(outs, ref, atol, rtol, fused=_fused(w, req))
     rep = {"ok": True, "types_ok": True, "passed": c.passed, "rule": c.rule, "message": c.message,
            "max_abs_err": c.max_abs_err, "max_rel_err": c.max_rel_err, "mismatch_fraction": c.mismatch_fraction,
-           "tightest_tol": c.tightest_tol, "inputs_intact": intact}
+           "tightest_tol": c.tightest_tol, "inputs_intact": intact, "fused": c.fused,
+           **({"fused_error": w.fused_error} if getattr(w, "fused_error", None) else {})}
     if c.passed and req.get("trivial", True):
         rep["trivial"] = compare.trivial(outs, ref)
     keep = req.get("keep")
@@ -67,3 +68,21 @@ def check(w: Any, req: dict[str, Any]) -> dict[str, Any]:
             return {"ok": False, "kind": "protocol", "error": f"at most {MAX_KEPT} kept outputs"}
         w.kept[keep] = outs
     return rep
+
+
+def _fused(w: Any, req: dict[str, Any]) -> Any:
+    """The one-kernel float pass (sandbox/check/fusedcompare.py) the parent built and named in the
+    request, loaded once per worker on a GPU; None where there is none or it did not load (the
+    torch pass runs; the reply says why)."""
+    path = req.get("fused")
+    if not path or not w.cuda:
+        return None
+    lib = getattr(w, "fused_lib", None)
+    if lib is None and not getattr(w, "fused_error", None):
+        from sandbox.check import fusedcompare
+
+        try:
+            lib = w.fused_lib = fusedcompare.Lib(str(path), req.get("fused_sha256"))
+        except (OSError, RuntimeError, AttributeError) as e:
+            w.fused_error = f"{type(e).__name__}: {e}"[:300]
+    return lib

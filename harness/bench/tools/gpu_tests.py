@@ -47,6 +47,8 @@ FILE_DEFAULT_S = {
     "tests/evaluator/test_gpu.py": 45.0,
     "tests/evaluator/test_devarena.py": 40.0,
     "tests/evaluator/test_compare.py": 5.0,
+    "tests/evaluator/test_fused_compare.py": 5.0,
+    "tests/evaluator/test_setup_beside.py": 20.0,
     "tests/llm/test_llm_offline_cuda.py": 60.0,
     "tests/adversarial/test_redteam_gpu.py": 50.0,
     "tests/conformance/test_conformance_gpu.py": 300.0,  # one group of rows: builds, then judges
