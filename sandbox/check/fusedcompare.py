@@ -114,6 +114,7 @@ class Lib:
         ll, dbl, vp = ctypes.c_longlong, ctypes.c_double, ctypes.c_void_p
         fn.argtypes = [ctypes.c_int, vp, vp, ctypes.c_int, ll, dbl, dbl, vp, vp, vp, ctypes.c_int, vp]
         self._fn = fn
+        self.error: str | None = None
 
     def stats(self, of: Any, rf: Any, atol: float, rtol: float) -> tuple[list[float], int, int] | None:
         """([max |o-r|, max tightest, max rel], bad count, first bad index or -1) over two flat
@@ -122,7 +123,7 @@ class Lib:
 
         code = DTYPES.get(str(of.dtype))
         n = of.numel()
-        if (code is None or n < MIN_ELEMENTS or rf.dtype != of.dtype or rf.numel() != n or not of.is_cuda
+        if (self.error is not None or code is None or n < MIN_ELEMENTS or rf.dtype != of.dtype or rf.numel() != n or not of.is_cuda
                 or rf.device != of.device or not (of.is_contiguous() and rf.is_contiguous())):
             return None
         blocks = int(min(MAX_BLOCKS, (n + 255) // 256))
@@ -134,8 +135,9 @@ class Lib:
         err = self._fn(dev.index if dev.index is not None else torch.cuda.current_device(), of.data_ptr(),
                        rf.data_ptr(), code, n, float(atol), float(rtol), pmax.data_ptr(), pcnt.data_ptr(),
                        pfirst.data_ptr(), blocks, stream)
-        if err != 0:
-            raise RuntimeError(f"the fused compare kernel did not launch (cudaError {err})")
+        if err != 0:  # never a check's failure: the torch pass runs, now and for the worker's later checks
+            self.error = f"the fused compare kernel did not launch (cudaError {err}); the torch pass ran"
+            return None
         mx = pmax.view(blocks, 3).amax(dim=0)
         cnt = pcnt.view(blocks, 2).sum(dim=0)
         first = pfirst.amin()

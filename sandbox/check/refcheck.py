@@ -59,7 +59,7 @@ def check(w: Any, req: dict[str, Any]) -> dict[str, Any]:
     rep = {"ok": True, "types_ok": True, "passed": c.passed, "rule": c.rule, "message": c.message,
            "max_abs_err": c.max_abs_err, "max_rel_err": c.max_rel_err, "mismatch_fraction": c.mismatch_fraction,
            "tightest_tol": c.tightest_tol, "inputs_intact": intact, "fused": c.fused,
-           **({"fused_error": w.fused_error} if getattr(w, "fused_error", None) else {})}
+           **({"fused_error": err} if (err := _fused_error(w)) else {})}
     if c.passed and req.get("trivial", True):
         rep["trivial"] = compare.trivial(outs, ref)
     keep = req.get("keep")
@@ -86,3 +86,8 @@ def _fused(w: Any, req: dict[str, Any]) -> Any:
         except (OSError, RuntimeError, AttributeError) as e:
             w.fused_error = f"{type(e).__name__}: {e}"[:300]
     return lib
+
+
+def _fused_error(w: Any) -> str | None:
+    lib = getattr(w, "fused_lib", None)
+    return getattr(w, "fused_error", None) or (lib.error if lib is not None else None)
