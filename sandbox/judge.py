@@ -73,7 +73,8 @@ class Judge(Checks):
         self.arena: Arena | None = None  # the judgement's shared memory (sandbox/worker/arena.py), made by start()
         self.staged: tuple[int, list[Any]] | None = None  # (seed, header) of the candidate's staged inputs
         self.opcount_path: str | None = None  # path of sandbox/rules/opcount.py's built module (judge())
-        self.fused_cmp: tuple[str, str] | None = None  # (path, sha256) of sandbox/check/fusedcompare.py's library (judge())
+        self.fused_src: tuple[str, str] | None = None  # (path, sha256) of sandbox/check/fusedcompare.py's library
+        self.fused_cmp: tuple[str, str] | None = None  # ... its copy in the reference worker's scratch (start())
         self.entry = Entry("ModelNew")  # the class judged (run() resolves it, sandbox/intake/candidate.py)
         self.ref_call_s = 0.0  # the reference's slowest call so far (parent clock): per-call bounds
         self.hold_until: float | None = None  # CUDA: no request may run past this (the GPU-held bound)
@@ -115,6 +116,8 @@ class Judge(Checks):
         self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits,
                                  persist=refcache.entry_dir(cache_root(self.cfg), self.task.source, self.cfg.device),
                                  preload=self.baseline_compile)
+        if self.fused_src is not None:  # where the reference worker can read it: its own scratch
+            self.fused_cmp = (fusedcompare.place(self.fused_src[0], self.ref.scratch), self.fused_src[1])
         tier = self.open_tier()
         self.cand = WorkerSession("candidate", launcher, self.cfg.device, own, self.deadline, limits, hide=hide,
                                   shared=[shared, trusted, *pch.shared()], uid=outer_uid(own), cache_ro=cache_ro,
@@ -398,14 +401,14 @@ class Judge(Checks):
 def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
     trusted = buildcache.layout(cache_root(config), source)[2]
     path, why_not = opcount.ensure(trusted)  # before the judgement's clock starts; no worker writes there
-    fused, fused_why = fusedcompare.ensure(trusted) if config.device.startswith("cuda") else (None, None)
+    fused, fused_why = fusedcompare.ensure(trusted) if fusedcompare.wanted(config.device) else (None, None)
     headers = pch.prepare(source)  # the precompiled headers its C++ builds can use (KH_BUILD_PCH), as well
     j = Judge(task, source, config)
     j.opcount_path = path
     if why_not:
         j.v.evidence["opcount"] = why_not
     if fused:  # the reference worker's one-kernel float pass (sandbox/check/fusedcompare.py)
-        j.fused_cmp = (fused, fusedcompare.file_sha256(fused))
+        j.fused_src = (fused, fusedcompare.file_sha256(fused))
     elif fused_why:
         j.v.evidence["compare_fused"] = {"outputs": 0, "error": fused_why}
     if headers.get("built_s") or headers.get("not_built"):

@@ -10,9 +10,13 @@ partial maxima, counts and the first bad index, which torch reduces (exact in an
 element of either output is not finite it reports that, and the caller runs the masked torch pass.
 
 The parent builds the library once per machine with nvcc into the trusted cache (``ensure``, like
-sandbox/rules/opcount.py: no worker writes there) and passes its path and hash with each ``check``
+sandbox/rules/opcount.py: no worker writes there), copies it into each reference worker's scratch
+(``place``: the reference worker does not see the cache; session 27's first GPU run found every
+load failing with FileNotFoundError there) and passes that path and the hash with each ``check``
 request; only the reference worker (trusted) loads it (``Lib``). Without nvcc, or where the build
-fails, the torch pass runs and the verdict says why (``evidence.compare_fused``).
+or the load fails, the torch pass runs and the verdict says why (``evidence.compare_fused``).
+``KH_FUSED_COMPARE``: ``off``, or ``cpu-too`` (built and loaded for CPU judgements as well, where it
+compares nothing: how a CPU test checks that the reference worker can load it).
 """
 
 from __future__ import annotations
@@ -76,11 +80,22 @@ _READY: dict[str, tuple[str | None, str | None]] = {}  # cache root -> (built .s
 _GUARD = threading.Lock()
 
 
+def wanted(device: str) -> bool:
+    """Whether a judgement on ``device`` gets the library (``KH_FUSED_COMPARE``, above)."""
+    mode = os.environ.get("KH_FUSED_COMPARE", "auto")
+    return mode != "off" and (device.startswith("cuda") or mode == "cpu-too")
+
+
+def place(path: str, scratch: str) -> str:
+    """A copy of the built library in a reference worker's ``scratch``; its path."""
+    dst = os.path.join(scratch, f"{NAME}.so")
+    shutil.copyfile(path, dst)
+    return dst
+
+
 def ensure(cache_root: str) -> tuple[str | None, str | None]:
     """(path of the built library, None) or (None, why not), built once per cache root before
-    any judgement's clock starts. ``KH_NO_FUSED_COMPARE`` turns it off."""
-    if os.environ.get("KH_NO_FUSED_COMPARE"):
-        return None, "disabled by KH_NO_FUSED_COMPARE"
+    any judgement's clock starts."""
     with _GUARD:
         if cache_root not in _READY:
             nvcc = _nvcc()

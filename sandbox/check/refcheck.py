@@ -72,10 +72,10 @@ def check(w: Any, req: dict[str, Any]) -> dict[str, Any]:
 
 def _fused(w: Any, req: dict[str, Any]) -> Any:
     """The one-kernel float pass (sandbox/check/fusedcompare.py) the parent built and named in the
-    request, loaded once per worker on a GPU; None where there is none or it did not load (the
-    torch pass runs; the reply says why)."""
+    request, loaded once per worker; None where there is none or it did not load (the torch pass
+    runs; the reply says why). It compares only tensors on a GPU."""
     path = req.get("fused")
-    if not path or not w.cuda:
+    if not path:
         return None
     lib = getattr(w, "fused_lib", None)
     if lib is None and not getattr(w, "fused_error", None):

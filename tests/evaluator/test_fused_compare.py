@@ -64,3 +64,18 @@ def test_on_the_gpu_the_one_kernel_pass_equals_the_torch_pass_bit_for_bit(built,
     # a whole compare() says how many outputs took the one-kernel pass
     c = compare.compare([o], [r], 1e-4, 1e-4, fused=lib)
     assert c.fused == (0 if specials else 1) and not c.passed
+
+
+@needs_nvcc
+def test_the_reference_worker_loads_the_copy_the_judge_put_in_its_scratch(monkeypatch):
+    """The reference worker does not see the trusted cache the parent builds into (on the H200, every
+    load failed with FileNotFoundError until the judge copied the file into its scratch). With
+    ``cpu-too`` a CPU judgement carries the library as a GPU one does: loaded, no error, nothing
+    compared with it (its tensors are on the CPU)."""
+    from sandbox.verdict import Status
+    from tests.evaluator.conftest import python_candidate, run
+
+    monkeypatch.setenv("KH_FUSED_COMPARE", "cpu-too")
+    v = run(python_candidate("        return a + b"), allow_torch_ops=True)
+    assert v.status is Status.VALID, (v.message, v.logs)
+    assert v.evidence["compare_fused"] == {"outputs": 0}, v.evidence.get("compare_fused")
