@@ -29,6 +29,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from sandbox.build.compileonce import compile_once
+
 _SOURCE = Path(__file__).with_name("fusedcompare.cu").read_text()
 NAME = "kh_fusedcompare_v1"
 MIN_ELEMENTS = 1 << 22  # below this (16 MB of float32) the torch pass costs a few ms at most
@@ -55,24 +57,13 @@ def _build(cache_root: str, nvcc: str) -> str:
     last = ""
     for arch in (["-arch=native"], ARCH_FALLBACK):
         key = hashlib.sha256("\0".join([_SOURCE, ver, *arch]).encode()).hexdigest()[:32]
-        d = Path(cache_root) / f"{NAME}-{key}"
-        so = d / f"{NAME}.so"
-        if so.exists():
-            return str(so)
-        d.mkdir(parents=True, exist_ok=True)
-        me = f"{os.getpid()}.{threading.get_native_id()}"
-        src, tmp = d / f"{NAME}.{me}.cu", d / f".{NAME}.{me}.so"  # builds at once never share a file
-        src.write_text(_SOURCE)
-        cmd = [nvcc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-fmad=false", *arch, str(src), "-o", str(tmp)]
-        try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-        finally:
-            src.unlink(missing_ok=True)
-        if r.returncode == 0:
-            os.replace(tmp, so)
-            return str(so)
-        tmp.unlink(missing_ok=True)
-        last = (r.stderr.strip().splitlines() or [f"nvcc exit {r.returncode}"])[-1][:300]
+
+        def argv(src: Path, out: Path, arch: list[str] = arch) -> list[str]:
+            return [nvcc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-fmad=false", *arch, str(src), "-o", str(out)]
+
+        so, last = compile_once(Path(cache_root) / f"{NAME}-{key}", NAME, _SOURCE, ".cu", argv)
+        if so is not None:
+            return so
     raise RuntimeError(f"building the fused compare failed: {last}")
 
 

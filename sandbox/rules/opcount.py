@@ -31,6 +31,8 @@ import subprocess
 import threading
 from pathlib import Path
 
+from sandbox.build.compileonce import compile_once
+
 _SOURCE = (Path(__file__).with_name("opcount.cpp")).read_text()
 
 NAME = "kh_opcount_v4"
@@ -95,27 +97,16 @@ def _build(cache_root: str) -> str:
     last = ""
     for py in ([pyinc, ""] if pyinc else [""]):
         for std in ("c++20", "c++17"):
-            d = Path(cache_root) / f"{NAME}-{_key(inc, abi, stamp, std, py)}"
-            so = d / f"{NAME}.so"
-            if so.exists():
-                return str(so)
-            d.mkdir(parents=True, exist_ok=True)
-            me = f"{os.getpid()}.{threading.get_native_id()}"
-            src, tmp = d / f"{NAME}.{me}.cpp", d / f".{NAME}.{me}.so"  # builds at once never share a file
-            src.write_text(_SOURCE)
-            cmd = [_compiler(), f"-std={std}", "-O2", "-shared", "-fPIC", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
-                   "-I", inc, "-I", os.path.join(inc, "torch", "csrc", "api", "include"),
-                   *(["-DKH_PY", "-I", py] if py else []), str(src),
-                   "-L", lib, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib}", "-o", str(tmp)]
-            try:
-                r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-            finally:
-                src.unlink(missing_ok=True)
-            if r.returncode == 0:
-                os.replace(tmp, so)
-                return str(so)
-            tmp.unlink(missing_ok=True)
-            last = (r.stderr.strip().splitlines() or [f"{cmd[0]} exit {r.returncode}"])[-1][:300]
+            def argv(src: Path, out: Path, std: str = std, py: str = py) -> list[str]:
+                return [_compiler(), f"-std={std}", "-O2", "-shared", "-fPIC", "-w", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+                        "-I", inc, "-I", os.path.join(inc, "torch", "csrc", "api", "include"),
+                        *(["-DKH_PY", "-I", py] if py else []), str(src),
+                        "-L", lib, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib}", "-o", str(out)]
+
+            so, last = compile_once(Path(cache_root) / f"{NAME}-{_key(inc, abi, stamp, std, py)}", NAME, _SOURCE,
+                                    ".cpp", argv)
+            if so is not None:
+                return so
     raise RuntimeError(f"building the op counter failed: {last}")
 
 
