@@ -50,13 +50,29 @@ def _nvcc() -> str | None:
     return "/usr/local/cuda/bin/nvcc" if os.access("/usr/local/cuda/bin/nvcc", os.X_OK) else None
 
 
+def _gpu_models() -> list[str]:
+    """The driver's model line of each GPU (``/proc/driver/nvidia/gpus/*/information``, read without
+    a CUDA context), so that a cache shared by machines with other GPUs never loads a build for
+    another architecture; [] where the driver has no such files."""
+    out = []
+    for info in sorted(Path("/proc/driver/nvidia/gpus").glob("*/information")):
+        try:
+            out += [ln.strip() for ln in info.read_text().splitlines() if ln.startswith("Model:")]
+        except OSError:
+            pass
+    return sorted(set(out))
+
+
 def _build(cache_root: str, nvcc: str) -> str:
     """Compile into ``cache_root/<NAME>-<key>/`` (atomically: a finished file or none); a second
-    call finds it. ``-arch=native`` where nvcc sees a GPU, else sm_80 and sm_90 with PTX."""
+    call finds it. ``-arch=native`` (nvcc 13 falls back to its default arch, with a warning, where
+    it sees no GPU), else sm_80 and sm_90 with PTX. A build for another architecture than the
+    GPU's does not launch there, and the torch pass runs."""
     ver = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
     last = ""
-    for arch in (["-arch=native"], ARCH_FALLBACK):
+    for arch in (["-arch=native", *_gpu_models()], ARCH_FALLBACK):  # native: keyed by the GPUs it saw
         key = hashlib.sha256("\0".join([_SOURCE, ver, *arch]).encode()).hexdigest()[:32]
+        arch = arch[:1] if arch[0] == "-arch=native" else arch
 
         def argv(src: Path, out: Path, arch: list[str] = arch) -> list[str]:
             return [nvcc, "-O3", "-shared", "-Xcompiler", "-fPIC", "-fmad=false", *arch, str(src), "-o", str(out)]
