@@ -29,6 +29,8 @@ import traceback
 from typing import Any
 
 from sandbox.worker.arena import ArenaTooSmall
+from sandbox.worker.threadcpu import others_by_thread as _others_by_thread
+from sandbox.worker.threadcpu import threads_ns as _threads_ns
 
 _perf_ns = time.perf_counter_ns  # aliases captured before any candidate code is imported
 _ptime_ns, _ttime_ns = time.process_time_ns, time.thread_time_ns
@@ -37,56 +39,10 @@ _ptime_ns, _ttime_ns = time.process_time_ns, time.thread_time_ns
 def _others_ns(mark: tuple[int, ...] | None, p_now: int, t_now: int) -> int:
     """CPU ns of this process's other threads since ``mark`` (process, this thread, ...)."""
     return (p_now - mark[0]) - (t_now - mark[1]) if mark else 0
+
+
 _listdir = os.listdir
 _gc_count, _gc_collect = gc.get_count, gc.collect
-_clock_ns, _native_id, _open = time.clock_gettime_ns, __import__("threading").get_native_id, open
-
-
-def _threads_ns() -> dict[int, int]:
-    """CPU ns so far of each of this process's threads but the caller (the Linux per-thread CPU
-    clock, read by thread id; a thread that ended meanwhile is left out)."""
-    me, out = _native_id(), {}
-    try:
-        tids = _listdir("/proc/self/task")
-    except OSError:
-        return out
-    for t in tids:
-        tid = int(t)
-        if tid != me:
-            try:
-                out[tid] = _clock_ns(((~tid) << 3) | 6)  # CPUCLOCK_SCHED of thread tid
-            except OSError:
-                pass
-    return out
-
-
-def _others_by_thread(mark: dict[int, int] | None, own: frozenset[int], top: int = 3) -> dict[str, Any]:
-    """Since ``mark`` (``_threads_ns``): the CPU of the worker's own threads (``own``: those that
-    existed before any candidate code, e.g. kineto's config loader) and the busiest other threads
-    as [name/tid, us] (evidence for sandbox/check/calls.py ``check_window``)."""
-    try:
-        return _by_thread(mark, own, top) if mark is not None else {}
-    except Exception:  # noqa: BLE001 - evidence only; never the reason a check is skipped
-        return {}
-
-
-def _by_thread(mark: dict[int, int], own: frozenset[int], top: int) -> dict[str, Any]:
-    now = _threads_ns()
-    d = sorted(((ns - mark.get(tid, 0), tid) for tid, ns in now.items()), reverse=True)
-    busiest = []
-    for ns, tid in d[:top]:
-        if ns <= 0:
-            break
-        try:
-            with _open(f"/proc/self/task/{tid}/comm") as f:
-                name = f.read().strip()
-        except OSError:
-            name = "?"
-        tag = " (worker's own)" if tid in own else ("" if tid in mark else " (new)")
-        busiest.append([f"{name}/{tid}{tag}", round(ns / 1e3, 1)])
-    return {"own_ns": sum(ns for ns, tid in d if tid in own and ns > 0), "busiest": busiest}
-
-
 MAX_TEXT = 20000
 GC_BATCH = 5000  # the candidate's worker collects young garbage inside a window once this much is pending
 

@@ -25,10 +25,10 @@ from sandbox.worker.callpath import (
     _format_exc,
     _is_compile_exc,
     _listdir,
-    _threads_ns,
     _trunc,
 )
 from sandbox.worker.counting import Counting
+from sandbox.worker.threadcpu import threads_ns as _threads_ns
 
 _globals = globals
 
