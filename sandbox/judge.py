@@ -30,6 +30,7 @@ from sandbox.isolation.process import outer_uid
 from sandbox.lane import devicelock, holdcpu
 from sandbox.lane.devicelock import DeviceLock, device_lock
 from sandbox.lane.firstcall import FirstCalls
+from sandbox.modelsetup import ModelSetups
 from sandbox.rules import opcount
 from sandbox.rules.customcode import check_profiled_call
 from sandbox.rules.kernelowners import prewarm as _prewarm_kernel_names
@@ -42,11 +43,11 @@ from sandbox.worker.judgeenv import cache_root, environment, worker_limits
 from sandbox.worker.session import WorkerDied, WorkerSession
 
 WARM_SEED = 12345  # public: the warm-up calls are never checked
-SETUP_FLOOR_S, SETUP_MULT = 10.0, 3.0  # a setup after the warm-up: max(floor, mult x the warm-up's at that profile)
 
 
-class Judge(Checks):
-    """One judgement's state and phases; requests and output checks are in Checks."""
+class Judge(Checks, ModelSetups):
+    """One judgement's state and phases; requests and output checks are in Checks, the models'
+    setups in ModelSetups."""
 
     def __init__(self, task: Task, source: str, config: EvalConfig) -> None:
         self.task, self.source, self.cfg = task, source, config
@@ -168,47 +169,6 @@ class Judge(Checks):
                     failed = ReferenceFailed if w is self.ref else RuntimeError
                     raise failed(f"the {w.role} worker's GPU warm-up failed: {rep.get('error', '')[:2000]}")
 
-    def setup(self, profile: str) -> None:
-        self.staged = None  # a seed's inputs differ between profiles
-        common: dict[str, Any] = {
-            "task_source": self.task.source, "task_path": str(self.task.path),
-            "overrides": self.overrides(profile), "init_seed": self.init_seed, "entry": self.entry.name}
-        # after the warm-up, a setup is bounded by the warm-up's at that profile: a constructor slow
-        # only when it is judged would hold the device (sandbox/lane/firstcall.py)
-        warm = None if self.phase == "warm" else self.warm_setup_s.get(profile)
-        floor = 60.0 if warm is None else max(SETUP_FLOOR_S, SETUP_MULT * warm)
-        # a KernelBench model's constructor is CPU work (serial RNG init: 0.2 s for a 4096x4096
-        # Linear, 0.7 s at 8192) paid in the GPU hold, so: the two models are built side by side,
-        # each in its own process (the candidate's begun first: its arena sync may ask the
-        # reference; a first call's lane watch reads its reply only after the reference's), and
-        # neither worker builds again the model it already has for this setup (the judged setup
-        # right after a warm-up at the same profile). The reference's warm-up only staged inputs.
-        # The candidate's warm-up call ran its code on that model, but a new model would not make
-        # the judged calls any cleaner: the process, its globals and its caches are the same.
-        t = time.monotonic()
-        key = repr(sorted(common.items()))
-        pending = None
-        if self.cand.built_for != key:
-            self.cand.built_for = None
-            pending = self.cand.begin("setup", bound=self.call_bound(floor=floor), **common)
-        rkey = (key, self.baseline_compile)
-        if self.ref.built_for != rkey:
-            self.ref.built_for = None
-            rep, _ = self.ref.request("setup", compile=self.baseline_compile, **common)
-            if not rep.get("ok"):
-                raise ReferenceFailed(f"{self.task.path}: building Model at profile {profile!r} failed: "
-                                      f"{rep.get('error')}")
-            self.ref.built_for = rkey
-        rep, _ = pending.result() if pending is not None else ({"ok": True}, None)
-        ev = self.v.evidence  # the setups' wall time: [count, s] (each worker's own: evidence.requests)
-        n, spent = ev.get("setups", [0, 0.0])
-        ev["setups"] = [n + 1, round(spent + time.monotonic() - t, 3)]
-        if not rep.get("ok"):
-            raise Reject(Status.RUNTIME_ERROR, None, f"ModelNew(*get_init_inputs()) failed at profile {profile!r}",
-                         log=rep.get("error", ""))
-        if pending is not None:
-            self.cand.built_for = key
-
     def import_candidate(self) -> None:
         path = os.path.join(self.cand.scratch, os.path.basename(self.cfg.candidate_name) or "candidate.py")
         with open(path, "w") as f:
@@ -253,22 +213,6 @@ class Judge(Checks):
     def extra_profiles(self, profile: str) -> list[str]:
         return [p for p in self.task.extra_profiles
                 if (p.startswith("small_extra") if profile.startswith("small") else p.startswith("extra"))]
-
-    def presetup(self, profile: str) -> None:
-        """On a GPU, the models of the warm-up's first profile, built before the device is taken
-        (``warm`` then finds them built: ``setup`` builds nothing a worker already has). A
-        KernelBench model's constructor is CPU work (serial RNG: 0.5-0.7 s for a level-2 GEMM's
-        Linear, 9.5 s for level-2 task 55's) that held the GPU while no kernel ran. What runs here
-        is what the import already runs outside the lock: the candidate's code (its constructor
-        now too) and trusted work; the models' weights are copied to the device here. On a CPU
-        the models are built inside the lock as before: there the lock keeps CPU work away from
-        another judgement's host timers."""
-        if not self.cfg.device.startswith("cuda"):
-            return
-        t = time.monotonic()
-        self.setup(profile)
-        self.warm_setup_s[profile] = time.monotonic() - t
-        self.v.evidence["setup_before_lock_s"] = round(self.warm_setup_s[profile], 3)
 
     def warm(self, profile: str, extras: list[str]) -> None:
         """Build and JIT everything before judging: one call of the candidate at each profile it
