@@ -161,10 +161,10 @@ class Judge(Checks, ModelSetups):
             # both workers' side by side (cuBLAS and module loading, ~0.15 s each on an H200), then
             # each one's spin calibration alone (sandbox/worker/warmup.py)
             pending = self.cand.begin("warm_device", part="kernels")  # the candidate's first: session.begin
-            done = {self.ref: self.ref.request("warm_device", part="kernels")[0]}
-            done[self.cand] = pending.result()[0]
-            for w in (self.ref, self.cand):
-                rep = done[w] if not done[w].get("ok") else w.request("warm_device", part="spin")[0]
+            ref_rep = self.ref.request("warm_device", part="kernels")[0]
+            for w, rep in ((self.ref, ref_rep), (self.cand, pending.result()[0])):
+                if rep.get("ok"):
+                    rep = w.request("warm_device", part="spin")[0]
                 if not rep.get("ok"):
                     failed = ReferenceFailed if w is self.ref else RuntimeError
                     raise failed(f"the {w.role} worker's GPU warm-up failed: {rep.get('error', '')[:2000]}")

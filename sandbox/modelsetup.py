@@ -28,13 +28,13 @@ class ModelSetups:
         floor = 60.0 if warm is None else max(SETUP_FLOOR_S, SETUP_MULT * warm)
         # a KernelBench model's constructor is CPU work (serial RNG init: 0.2 s for a 4096x4096
         # Linear, 0.7 s at 8192), inside the GPU hold but for the first (presetup), so: the two
-        # models are built side by side,
-        # each in its own process (the candidate's begun first: its arena sync may ask the
-        # reference; a first call's lane watch reads its reply only after the reference's), and
-        # neither worker builds again the model it already has for this setup (the judged setup
-        # right after a warm-up at the same profile). The reference's warm-up only staged inputs.
-        # The candidate's warm-up call ran its code on that model, but a new model would not make
-        # the judged calls any cleaner: the process, its globals and its caches are the same.
+        # models are built side by side, each in its own process (the candidate's begun first: its
+        # arena sync may ask the reference; a first call's lane watch reads its reply only after the
+        # reference's), and neither worker builds again the model it already has for this setup (the
+        # judged setup right after a warm-up at the same profile). The reference's warm-up only
+        # staged inputs. The candidate's warm-up call ran its code on that model, but a new model
+        # would not make the judged calls any cleaner: the process, its globals and its caches are
+        # the same.
         t = time.monotonic()
         key = repr(sorted(common.items()))
         pending = None

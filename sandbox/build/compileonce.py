@@ -5,6 +5,7 @@ or none, and builds at once in several processes never share a file."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import threading
@@ -34,3 +35,9 @@ def compile_once(folder: Path, name: str, source: str, suffix: str,
         return str(so), ""
     tmp.unlink(missing_ok=True)
     return None, (r.stderr.strip().splitlines() or [f"{cmd[0]} exit {r.returncode}"])[-1][:300]
+
+
+def file_sha256(path: str) -> str:
+    """The hash the parent records for a built library; a worker loads only the file that has it."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()

@@ -167,21 +167,21 @@ class Checks:
     def check_window(self, what: str) -> None:
         """Work the candidate's other threads did for a checked output: their CPU from the end of
         the call's timed window to after the check. A window is over when that CPU is above
-        max(CHECK_BG_FLOOR_US, CHECK_BG_FRACTION of the window); the verdict is timing.threads
-        once CHECK_BG_MIN_OVER windows are over and they are more than CHECK_BG_OVER_SHARE of
-        the windows checked. One window over is not enough: an honest CPU worker has one other
-        thread, kineto's config loader (started by the worker's profiler), which wakes every 5 s
-        and burnt up to 1.1 ms when a wake fell inside a window on a loaded 2-core box. So the
-        CPU of the threads that were alive before any candidate code (the worker reports it
-        apart, with the busiest threads by name) is excused in one window per
-        CHECK_BG_OWN_EVERY_S, up to CHECK_BG_OWN_US, where it alone puts the window over; a
-        candidate that makes such a thread work for it (a signal to it) gains one window in
-        several, which the share rule below does not let through. A rewrite of the output outside the timed window has to happen for every checked output
-        (each is compared), so it shows in nearly all windows; the timing median makes a
-        shortcut taken in a minority of calls worthless. Enforced on CPU. On a GPU it is
-        recorded only: honest CUDA kernels showed 2.2-8.3 ms of other threads' CPU around every
-        check on the H100 (most likely the driver's own threads; docs/evaluator.md), so there the
-        freeze and the per-call median of sandbox/timing/measure.py stand alone."""
+        max(CHECK_BG_FLOOR_US, CHECK_BG_FRACTION of the window); the verdict is timing.threads once
+        CHECK_BG_MIN_OVER windows are over and they are more than CHECK_BG_OVER_SHARE of the windows
+        checked. One window over is not enough: an honest CPU worker has one other thread, kineto's
+        config loader (started by the worker's profiler), which wakes every 5 s and burnt up to 1.1
+        ms when a wake fell inside a window on a loaded 2-core box. So the CPU of the threads that
+        were alive before any candidate code (the worker reports it apart, with the busiest threads
+        by name) is excused in one window per CHECK_BG_OWN_EVERY_S, up to CHECK_BG_OWN_US, where it
+        alone puts the window over; a candidate that makes such a thread work for it (a signal to
+        it) gains one window in several, which the share rule does not let through. A rewrite
+        of the output outside the timed window has to happen for every checked output (each is
+        compared), so it shows in nearly all windows; the timing median makes a shortcut taken in a
+        minority of calls worthless. Enforced on CPU. On a GPU it is recorded only: honest CUDA
+        kernels showed 2.2-8.3 ms of other threads' CPU around every check on the H100 (most likely
+        the driver's own threads; docs/evaluator.md), so there the freeze and the per-call median of
+        sandbox/timing/measure.py stand alone."""
         rep, _ = self.cand.request("bg", bound=self.call_bound(floor=10.0))
         if not rep.get("ok"):
             return

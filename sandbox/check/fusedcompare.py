@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from sandbox.build.compileonce import compile_once
+from sandbox.build.compileonce import compile_once, file_sha256
 
 _SOURCE = Path(__file__).with_name("fusedcompare.cu").read_text()
 NAME = "kh_fusedcompare_v1"
@@ -114,11 +114,6 @@ def ensure(cache_root: str) -> tuple[str | None, str | None]:
                 except (OSError, subprocess.SubprocessError, RuntimeError) as e:
                     _READY[cache_root] = (None, f"{type(e).__name__}: {e}"[:300])
         return _READY[cache_root]
-
-
-def file_sha256(path: str) -> str:
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
 
 
 class Lib:

@@ -6,11 +6,11 @@ where it can be: sandbox/build/buildphase.py) until both workers are gone, so no
 warm-up, reference or timing runs on that device meanwhile. What is left outside the lock is
 trusted work that launches no GPU kernel (starting the workers: Python, torch, the CUDA context,
 allocations, the profiler's set-up), the import and, on a GPU, the warm-up's first models (their
-constructors and the copy of their weights to the device: sandbox/judge.py, ``presetup``). The warm-up's kernels run after the lock is
-taken (``warm_device``): a kernel from another process's context would time-slice the GPU under
-the current judgement's timed calls. An executor with two judging threads per device therefore
-overlaps the next judgement's start-up with the current one's checks and timing, and timings
-stay exclusive.
+constructors and the copy of their weights to the device: sandbox/modelsetup.py, ``presetup``). The
+warm-up's kernels run after the lock is taken (``warm_device``): a kernel from another process's
+context would time-slice the GPU under the current judgement's timed calls. An executor with two
+judging threads per device therefore overlaps the next judgement's start-up with the current one's
+checks and timing, and timings stay exclusive.
 
 A warm-up that holds the device for the lane allowance while another judgement waits gives it to
 the waiters and queues behind them (``yield_to_waiters``, rank ``YIELDED``; sandbox/lane/firstcall.py),

@@ -31,7 +31,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from sandbox.build.compileonce import compile_once
+from sandbox.build.compileonce import compile_once, file_sha256
 
 _SOURCE = (Path(__file__).with_name("opcount.cpp")).read_text()
 
@@ -129,12 +129,6 @@ def ensure(cache_root: str) -> tuple[str | None, str | None]:
                 _READY[cache_root] = (None, f"{type(e).__name__}: {e}"[:300])
         return _READY[cache_root]
 
-
-def file_sha256(path: str) -> str:
-    import hashlib
-
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
 
 
 def _lines(text: str) -> dict[str, int]:

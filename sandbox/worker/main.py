@@ -135,7 +135,8 @@ class Worker(CallPath, Counting):
         part = str(req.get("part", "all"))
         if self.cuda:
             rate = warmup.warm_device(self.torch, self.device, self.flush_buf, part)
-            self._spin_rate = rate if part != "kernels" else self._spin_rate
+            if part != "kernels":
+                self._spin_rate = rate
         return {"ok": True, "spin_cycles_per_us": self._spin_rate}
 
     # -- requests ---------------------------------------------------------------------------
