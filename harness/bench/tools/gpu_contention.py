@@ -6,8 +6,12 @@ against 2.5 s on one GPU, their check phase 6.2 s against 0.6 s.)
 
 One honest CUDA kernel (the conformance set's ``cuda_inline_relu_fast_math``) judged ``--units`` times
 through ``harness eval-batch`` (one GPU, --jobs 2), under three loads: none; one busy process per
-core at nice 0; the same at nice 19 (the niceness the harness gives its builds). Per load: the
-median GPU held (``durations_s.exclusive``), check, time, warm and close, and the verdicts.
+core at nice 0; the same at nice 19 (the niceness the harness gives its builds). A load ``ctx:R``
+instead churns CUDA contexts on every *other* GPU at R contexts a second in all
+(``gpu_driverlock.py``'s churners: each cycle a new process that makes a context, writes 256 MiB
+and exits); the judgements then run on the first GPU only. Per load: the median GPU held
+(``durations_s.exclusive``), check, time, warm and close, the median seconds of each worker request
+over the unit (``evidence.requests``), and the verdicts.
 """
 
 from __future__ import annotations
@@ -53,9 +57,20 @@ def main() -> None:
     (out / "warm.jsonl").write_text(units[0])
     lines = [f"gpu_contention: {os.cpu_count()} CPUs, {a.units} units of {KERNEL}, {a.mode} mode, commit "
              f"{os.environ.get('KH_COMMIT', '?')}"]
+    gpus = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True,
+                          text=True).stdout.split()
+    env = {**os.environ}
+    if any(x.startswith("ctx:") for x in a.loads.split(",")):
+        env["CUDA_VISIBLE_DEVICES"] = gpus[0]  # every load judges on the first GPU; churn goes to the rest
+    churn_tool = REPO / "harness" / "bench" / "tools" / "gpu_driverlock.py"
     for load in ["warm", *a.loads.split(",")]:  # "warm": one unit first, so every load meets a built cache
         hogs = []
-        if load not in ("none", "warm"):
+        if load.startswith("ctx:"):
+            others = gpus[1:] or gpus
+            k = 2 * len(others)
+            hogs = [subprocess.Popen([sys.executable, str(churn_tool), "churn-loop", others[i % len(others)],
+                                      str(k / float(load[4:]))]) for i in range(k)]
+        elif load not in ("none", "warm"):
             ctx = multiprocessing.get_context("fork")
             hogs = [ctx.Process(target=_spin, args=(int(load),), daemon=True) for _ in range(os.cpu_count() or 1)]
             for h in hogs:
@@ -65,19 +80,26 @@ def main() -> None:
         batch = out / "warm.jsonl" if load == "warm" else manifest
         rc = subprocess.run([sys.executable, "-m", "harness", "eval-batch", str(batch), "--out", str(res),
                              "--mode", a.mode, "--device", "cuda", "--jobs", "2"],
-                            cwd=REPO, capture_output=True, text=True, timeout=400).returncode
+                            cwd=REPO, capture_output=True, text=True, timeout=400, env=env).returncode
         for h in hogs:
             h.kill()
+        if load.startswith("ctx:"):
+            subprocess.run(["pkill", "-f", "gpu_driverlock.py churn-once"], check=False)
         ds: dict[str, list[float]] = {}
+        reqs: dict[str, list[float]] = {}
         statuses: dict[str, int] = {}
         for r in (json.loads(x) for x in open(res / "results.jsonl") if x.strip()):
             statuses[r["status"]] = statuses.get(r["status"], 0) + 1
             if r.get("verdict_file"):
-                for k, v in (json.load(open(res / r["verdict_file"])).get("durations_s") or {}).items():
+                v_ = json.load(open(res / r["verdict_file"]))
+                for k, v in (v_.get("durations_s") or {}).items():
                     if isinstance(v, (int, float)):
                         ds.setdefault(k, []).append(v)
+                for k, (_n, s_) in ((v_.get("evidence") or {}).get("requests") or {}).items():
+                    reqs.setdefault(k, []).append(s_)
         med = {k: round(statistics.median(ds[k]), 2) for k in ("exclusive", "warm", "check", "time", "close") if k in ds}
-        lines.append(f"load {load:>4}: exit {rc}, {time.time() - t0:.0f} s, {statuses}, medians {med}")
+        rmed = {k: round(statistics.median(v), 3) for k, v in sorted(reqs.items()) if statistics.median(v) >= 0.01}
+        lines.append(f"load {load:>4}: exit {rc}, {time.time() - t0:.0f} s, {statuses}, medians {med}, requests {rmed}")
         print(lines[-1], flush=True)
     (out / "summary.txt").write_text("\n".join(lines) + "\n")
 
