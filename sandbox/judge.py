@@ -22,7 +22,7 @@ from sandbox.check.calls import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.config import EvalConfig
 from sandbox.intake import scan
 from sandbox.intake.candidate import Entry, entry_point
-from sandbox.intake.datasize import device_arena_fits
+from sandbox.intake.datasize import device_arena_fits, judged_sizes
 from sandbox.intake.task import Task, TaskError
 from sandbox.isolation import get_launcher
 from sandbox.isolation.base import SandboxUnavailable
@@ -133,8 +133,9 @@ class Judge(Checks, ModelSetups):
             raise SandboxUnavailable(f"{e}\n(a worker did not start before any candidate code ran in it: "
                                      "a problem of this machine or of the jail, not of the candidate; "
                                      "`harness doctor` checks the jail)") from e
+        sizes = judged_sizes(self.task, self.cfg) if self.cfg.device.startswith("cuda") else []
         self.arena = arenasetup.attach(self.ref, self.cand, self.cfg.device, ram, self.v.evidence,
-                                       device_arena_fits(self.task, self.cfg))
+                                       device_arena_fits(self.task, self.cfg, sizes), sizes)
         self.v.environment = environment(self.cfg.device, self.cand.isolation)
         if self.cfg.device.startswith("cuda"):  # asked of the worker: no CUDA context in the parent
             info, _ = self.ref.request("device_name")
@@ -251,26 +252,38 @@ class Judge(Checks, ModelSetups):
         self.staged = None
 
     def _stop_workers(self) -> None:
-        """Both workers asked to exit first (their CUDA contexts go down together), the device
-        given up once they are gone, then their files cleaned, outside the lock: a first call that
-        yields the lane waits only for its workers' end (H200, 2026-11-26)."""
-        workers = [w for w in (self.cand, self.ref) if w is not None]
+        """The workers asked to exit and waited for, the device given up once the candidate's
+        is gone, then their files cleaned, outside the lock: a first call that yields the lane
+        waits only for its workers' end (H200, 2026-11-26). On a GPU the reference's exit (its
+        CUDA context torn down) comes after the device is given up: it is trusted, it synchronized
+        before its last reply, and a context's teardown waits on the driver behind every other GPU's
+        (docs/performance.md, session 28). The candidate's stays inside: its context may still
+        hold queued work until it is gone. On a CPU both stay inside (the lock guards host timers)."""
+        after = [self.ref] if self.ref is not None and self.cfg.device.startswith("cuda") else []
+        inside = [w for w in (self.cand, self.ref) if w is not None and w not in after]
         if self._hold_cpu is not None:  # the last hold's (a lane yield or a fallback holds again)
             self.v.evidence["hold_cpu"], self._hold_cpu = holdcpu.finish(self._hold_cpu), None
         try:
             try:
-                for w in workers:
+                for w in inside:
                     w.stop_begin()
             finally:
-                for w in workers:
+                for w in inside:
                     w.stop_end()
         finally:
             if self._lock is not None:
                 self.v.durations_s["exclusive"] = round(time.monotonic() - self._held_since, 3)
                 self._lock.release()
                 self._lock = None
-            for w in workers:
-                w.cleanup()
+            try:
+                t = time.monotonic()
+                for w in after:
+                    w.close()
+                if after:
+                    self.v.durations_s["close_after_release"] = round(time.monotonic() - t, 3)
+            finally:
+                for w in inside:
+                    w.cleanup()
 
     def custom_code(self, seed: int) -> None:
 

@@ -118,12 +118,22 @@ def size_check(task: Task, config: Any) -> SizeCheck | None:
     return over[0] if over else max(checks, key=lambda c: c.need / max(c.limit, 1), default=None)
 
 
-def device_arena_fits(task: Task, config: Any) -> bool:
+def judged_sizes(task: Task, config: Any) -> list[DataSize]:
+    """``DataSize`` at each profile a judgement under ``config`` runs; [] where it cannot be
+    estimated (best effort: the judge finds out itself)."""
+    try:
+        return [s for s in (task.data_size(p) for p in _judged_profiles(task, config)) if s is not None]
+    except Exception:  # noqa: BLE001 - the estimate is best effort
+        return []
+
+
+def device_arena_fits(task: Task, config: Any, sizes: list[DataSize] | None = None) -> bool:
     """Whether the judge's shared buffers fit in the GPU's memory beside what both workers hold
-    there (``worker_need(True) + arena()`` at the profiles ``config`` judges): the device arena
-    (sandbox/worker/devarena.py) is used only then; otherwise the host arena, as before, so a task
-    that fits with its buffers in host RAM is never refused or failed for them. True when the size
-    or the GPU's memory is unknown (the device arena falls back by itself if it cannot be made)."""
+    there (``worker_need(True) + arena()`` at the profiles ``config`` judges; ``sizes``: those
+    already estimated by ``judged_sizes``): the device arena (sandbox/worker/devarena.py) is used
+    only then; otherwise the host arena, as before, so a task that fits with its buffers in host
+    RAM is never refused or failed for them. True when the size or the GPU's memory is unknown
+    (the device arena falls back by itself if it cannot be made)."""
     from sandbox.machine import nvidia_smi
 
     if not str(config.device).startswith("cuda"):
@@ -131,11 +141,7 @@ def device_arena_fits(task: Task, config: Any) -> bool:
     gpu = _mib(nvidia_smi("memory.total"))
     if not gpu:
         return True
-    profiles = _judged_profiles(task, config)
-    try:
-        sizes = [s for s in (task.data_size(p) for p in profiles) if s is not None]
-    except Exception:  # noqa: BLE001 - the estimate is best effort; the judge finds out itself
-        return True
+    sizes = judged_sizes(task, config) if sizes is None else sizes
     return all(s.worker_need(True) + s.arena() <= gpu for s in sizes)
 
 

@@ -26,9 +26,9 @@ def _path(entry: str) -> str:
     return entry.rstrip("/") + ".arena.json"
 
 
-def presize(arena: Arena, entry: str | None, cap: int) -> dict[str, int]:
-    """Grow ``arena``'s regions to the sizes remembered for the op (each at most ``cap`` bytes);
-    returns what it applied. A missing or unreadable record applies nothing."""
+def read(entry: str | None) -> dict[str, int]:
+    """The sizes remembered for the op (positive ints, known regions only); {} when there is no
+    record or it cannot be read."""
     if entry is None:
         return {}
     try:
@@ -36,12 +36,18 @@ def presize(arena: Arena, entry: str | None, cap: int) -> dict[str, int]:
             sizes = json.load(f)
     except (OSError, ValueError):
         return {}
+    if not isinstance(sizes, dict):
+        return {}
+    return {r: n for r in REGIONS if type(n := sizes.get(r)) is int and n > 0}
+
+
+def presize(arena: Arena, entry: str | None, cap: int) -> dict[str, int]:
+    """Grow ``arena``'s regions to the sizes remembered for the op (each at most ``cap`` bytes);
+    returns what it applied. A missing or unreadable record applies nothing."""
     done: dict[str, int] = {}
-    if isinstance(sizes, dict):
-        for r in REGIONS:
-            n = sizes.get(r)
-            if type(n) is int and 0 < n <= cap and arena.ensure(r, n):
-                done[r] = arena.sizes[r]
+    for r, n in read(entry).items():
+        if n <= cap and arena.ensure(r, n):
+            done[r] = arena.sizes[r]
     return done
 
 

@@ -11,10 +11,11 @@ import pytest
 
 from sandbox.check import refcache
 from sandbox.evaluate import evaluate
+from sandbox.intake.datasize import DataSize
 from sandbox.intake.task import load_task
 from sandbox.verdict import Mode, Status
-from sandbox.worker import arenahint
-from sandbox.worker.arena import Arena
+from sandbox.worker import arenahint, arenasetup
+from sandbox.worker.arena import GRAIN, Arena
 from tests.adversarial.redteam import TASKS, Case, config, describe
 
 MiB = 1 << 20
@@ -85,3 +86,51 @@ def test_the_second_judgement_of_an_op_starts_with_the_regions_the_first_grew_to
     assert second.evidence["arena"]["sizes"] == grown
     remaps = [v.evidence["requests"]["candidate.arena"][0] for v in (first, second)]
     assert remaps[1] == 1 < remaps[0], remaps  # the attach only
+
+
+def _size(inputs: int, outputs: int | None) -> DataSize:
+    return DataSize("default", inputs, outputs, 0)
+
+
+G = GRAIN
+
+
+@pytest.mark.parametrize("record, sizes, budget_mib, want", [
+    # the op's remembered sizes come first, whatever the estimate says
+    ({"out": 6 * MiB, "ref_in": 4 * MiB}, [_size(100 * MiB, 100 * MiB)], 64,
+     {"ref_in": 4 * MiB, "out": 6 * MiB, "from": "remembered"}),
+    # no record: the task's estimate, the largest profile's (inputs and 1 MiB; twice the output and 1 MiB)
+    (None, [_size(3 * MiB, 5 * MiB), _size(7 * MiB, 1 * MiB)], 64,
+     {"ref_in": 8 * MiB, "cand_in": 8 * MiB, "out": 12 * MiB, "from": "estimate"}),
+    # an output the meta device could not make: the input regions only
+    (None, [_size(3 * MiB, None)], 64, {"ref_in": 4 * MiB, "cand_in": 4 * MiB, "from": "estimate"}),
+    # over the budget: one granule a region, grown under the lock as before, and evidence says why
+    (None, [_size(30 * MiB, 10 * MiB)], 64, {"from": "estimate", "skipped": f"{86 * MiB} bytes over the budget of "
+                                                                             f"{64 * MiB}"}),
+    ({"out": 6 * MiB}, [], 0, {"from": "remembered", "skipped": f"{6 * MiB} bytes over the budget of 0"}),
+    # nothing known: granules
+    (None, [], 64, {}),
+])
+def test_a_device_arena_is_presized_before_the_lock_within_its_budget(tmp_path: Path, monkeypatch, record, sizes,
+                                                                        budget_mib, want):
+    """On a GPU the regions are made at their sizes when the workers start, not grown (made,
+    exported and mapped again) while the device is held, where the driver serializes those calls
+    behind every other GPU's (docs/performance.md, session 28)."""
+    monkeypatch.setenv("KH_DEVICE_ARENA_PRESIZE_MIB", str(budget_mib))
+    entry = str(tmp_path / "e")
+    if record is not None:
+        Path(entry + ".arena.json").write_text(json.dumps(record))
+    a = Arena(device=True)
+    for r in ("ref_in", "cand_in", "out"):
+        a.ensure(r, G)
+    assert arenasetup._presize_device(a, entry, sizes) == want
+    grown = {r: n for r, n in want.items() if r in a.sizes}
+    assert a.sizes == {r: max(G, -(-grown.get(r, 0) // G) * G) for r in ("ref_in", "cand_in", "out")}
+
+
+def test_the_presize_budget_is_a_share_of_the_gpu_or_the_setting(monkeypatch):
+    monkeypatch.delenv("KH_DEVICE_ARENA_PRESIZE_MIB", raising=False)
+    assert arenasetup.presize_budget() == arenasetup._gpu_bytes() // arenasetup.PRESIZE_SHARE > 0
+    monkeypatch.setenv("KH_DEVICE_ARENA_PRESIZE_MIB", "lots")
+    with pytest.raises(ValueError, match="KH_DEVICE_ARENA_PRESIZE_MIB='lots': a whole number of MiB"):
+        arenasetup.presize_budget()

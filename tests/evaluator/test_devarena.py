@@ -126,6 +126,12 @@ def test_a_gpu_judgement_is_the_same_with_its_data_on_the_device_or_the_host(mon
     assert "arena_device_fallback" not in v.evidence
     if device_arena == "1":  # the candidate maps its input region read-only
         assert arena["readonly"] == {"cand_in": True, "out": False}, arena
+        # made at their sizes before the lock (the task's estimate, or the sizes remembered from the
+        # last run), so the candidate mapped them once, at the attach, and never in the hold
+        assert v.evidence["arena_presized"]["from"] in ("estimate", "remembered"), v.evidence["arena_presized"]
+        assert v.evidence["requests"]["candidate.arena"][0] == 1, v.evidence["requests"]
+        # and the reference's exit came after the device was given up
+        assert v.durations_s["close_after_release"] > 0, v.durations_s
 
 
 @pytest.mark.gpu

@@ -14,7 +14,8 @@ torch, so nothing else runs in it):
               (what the candidate worker does with each region)
     memset    cuMemsetD8 of 64 MiB + cuCtxSynchronize (a round trip through the GPU)
     context   a second process's primary context retained, used once and released (the close of
-              a judgement's worker, minus Python)
+              a judgement's worker, minus Python); ``_conn1``: the same with
+              CUDA_DEVICE_MAX_CONNECTIONS=1 (one hardware queue, fewer channels to make)
 
 under phases: ``quiet``; ``other`` (churner processes on GPUs 1..N-1, each cycle a new process
 that makes a context, allocates, writes and exits, paced to ``--rate`` contexts a second in
@@ -135,12 +136,14 @@ def victim(seconds: float, helper: subprocess.Popen) -> dict[str, list[float]]:
         _ok(lib.cuCtxSynchronize(), "cuCtxSynchronize")
         got["memset"].append(time.perf_counter() - t0)
         _ok(lib.cuMemFree_v2(p), "cuMemFree")
-        if len(got["alloc"]) % 5 == 1:
-            r = subprocess.run([sys.executable, __file__, "context-once"], env=env0, capture_output=True, text=True)
-            if r.returncode == 0:
-                c = json.loads(r.stdout)
-                got["context_make"].append(c["make"])
-                got["context_release"].append(c["release"])
+        if len(got["alloc"]) % 5 == 1:  # a context as the workers make it, and with one hardware queue
+            for tag, extra in (("", {}), ("_conn1", {"CUDA_DEVICE_MAX_CONNECTIONS": "1"})):
+                r = subprocess.run([sys.executable, __file__, "context-once"], env={**env0, **extra},
+                                   capture_output=True, text=True)
+                if r.returncode == 0:
+                    c = json.loads(r.stdout)
+                    got.setdefault(f"context_make{tag}", []).append(c["make"])
+                    got.setdefault(f"context_release{tag}", []).append(c["release"])
     return got
 
 
