@@ -130,8 +130,6 @@ def test_a_gpu_judgement_is_the_same_with_its_data_on_the_device_or_the_host(mon
         # last run), so the candidate mapped them once, at the attach, and never in the hold
         assert v.evidence["arena_presized"]["from"] in ("estimate", "remembered"), v.evidence["arena_presized"]
         assert v.evidence["requests"]["candidate.arena"][0] == 1, v.evidence["requests"]
-        # and the reference's exit came after the device was given up
-        assert v.durations_s["close_after_release"] > 0, v.durations_s
 
 
 @pytest.mark.gpu
