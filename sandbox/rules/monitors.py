@@ -234,7 +234,7 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
 
     from sandbox.rules import hooks, linkcheck, ownhooks, profsummary
     from sandbox.timing import control
-    from sandbox.worker import arena, callpath, channel, counting, tensorfmt, threadcpu
+    from sandbox.worker import arena, callpath, channel, counting, equalcheck, tensorfmt, threadcpu
 
     d["socket.socket.sendall"] = socket.socket.sendall
     d["socket.socket.recv_into"] = socket.socket.recv_into
@@ -248,8 +248,8 @@ def timing_identities(worker_globals: dict[str, Any]) -> dict[str, Any]:
         for k, v in vars(cls).items():
             if callable(v) and not k.startswith("__"):
                 d[f"sandbox.worker.arena.{cls.__name__}.{k}"] = v
-    for mod in (arena, callpath, channel, counting, hooks, linkcheck, ownhooks, profsummary, tensorfmt, threadcpu,
-                tripwires, sys.modules[__name__]):
+    for mod in (arena, callpath, channel, counting, equalcheck, hooks, linkcheck, ownhooks, profsummary, tensorfmt,
+                threadcpu, tripwires, sys.modules[__name__]):
         for k, v in vars(mod).items():
             if callable(v) and not k.startswith("__"):
                 d[f"{mod.__name__}.{k}"] = v

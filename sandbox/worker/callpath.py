@@ -342,7 +342,7 @@ class CallPath:
                 if "value" in e:
                     continue
                 b = (v.expand(e["shape"]) if "base" in e else v).to(self.device)
-                if not (a.shape == b.shape and self._equal_nan(a, b)):
+                if not (a.shape == b.shape and self._equal_nan(a, b)):  # sandbox/worker/equalcheck.py
                     ok = False
                     break
             self.last_unchanged = ok
@@ -360,15 +360,6 @@ class CallPath:
             tb = self._tb
             rep["out_bytes"] = [tb.numel(o) * tb.element_size(o) for o in self.last_out if type(o) is self._T]
         return rep
-
-    def _equal_nan(self, a: Any, b: Any) -> bool:
-        t = self.torch
-        if self._equal(a, b):
-            return True
-        if a.dtype.is_floating_point or a.dtype.is_complex:
-            return bool(t.equal(t.nan_to_num(a, nan=0.0), t.nan_to_num(b, nan=0.0))
-                        and t.equal(t.isnan(a), t.isnan(b)))
-        return False
 
     def _arm(self, on: bool) -> None:
         if self._counting():

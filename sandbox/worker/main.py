@@ -117,6 +117,9 @@ class Worker(CallPath, Counting):
         self._centries = CEntries(torch)
         self._cpu_gen = torch.default_generator
         self._equal = torch.equal
+        from sandbox.worker import equalcheck
+
+        self._equal_nan = equalcheck.make(torch)  # the inputs-unchanged comparison, in slices
         self._clone = torch.Tensor.clone
         self._warm()
         self._hooks.freeze()  # after the warm-up: its thread pools and profiler are the worker's own
