@@ -86,3 +86,15 @@ def test_shards_split_every_test_once_and_a_pytest_log_is_read_back(nodes):
            "12.50s call     tests/a.py::t[x]\n0.50s setup    tests/a.py::t[x]\n3.00s call     tests/a.py::u\n")
     assert gpu_tests.parse_log(log) == {"tests/a.py::t[x]": {"outcome": "passed", "seconds": 13.0, "message": ""},
                                         "tests/a.py::u": {"outcome": "failed", "seconds": 3.0, "message": ""}}
+
+
+def test_a_test_file_given_to_nodes_stands_for_its_gpu_tests(nodes):
+    """``--nodes tests/evaluator/test_devarena.py`` runs that file's gpu tests (session 28 gave it file
+    names and the call's GPU tests did not run); a name that is no gpu test stays, to be refused."""
+    f = "tests/evaluator/test_devarena.py"
+    mine = [n for n in nodes if n.startswith(f + "::")]
+    assert mine and gpu_tests.expand_nodes([f], nodes) == mine
+    one = mine[0].split("[")[0]
+    assert gpu_tests.expand_nodes([one, f], nodes)[0].startswith(one)
+    assert sorted(gpu_tests.expand_nodes([one, f], nodes)) == sorted(mine)
+    assert gpu_tests.expand_nodes(["tests/nowhere.py"], nodes) == ["tests/nowhere.py"]

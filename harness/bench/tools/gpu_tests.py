@@ -312,13 +312,23 @@ def record_logs(a: argparse.Namespace) -> int:
 
 
 # -- main ----------------------------------------------------------------------------------------
+def expand_nodes(asked: list[str], gpu_nodes: list[str]) -> list[str]:
+    """``--nodes`` as given, a test file (or a node id up to its test's name, without the
+    parameters) standing for every gpu-marked test in it, in the plan's order."""
+    out: list[str] = []
+    for x in asked:
+        hits = [n for n in gpu_nodes if n == x or n.startswith(x + "::") or n.startswith(x + "[")]
+        out += [n for n in (hits or [x]) if n not in out]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--list", action="store_true", help="print the plan")
     g.add_argument("--part", type=int, help="run this part of the plan (1-based)")
     g.add_argument("--missing", action="store_true", help="run the gpu tests no record covers, as many as fit")
-    g.add_argument("--nodes", nargs="+", help="run these node ids")
+    g.add_argument("--nodes", nargs="+", help="run these node ids (a test file: its gpu-marked tests)")
     g.add_argument("--coverage", action="store_true", help="list gpu tests no record covers; exit 1 if any")
     g.add_argument("--from-logs", nargs="+", type=Path, metavar="LOG",
                    help="record the outcomes in pytest logs (-rA, --durations=0) of a GPU run made another way "
@@ -370,10 +380,11 @@ def main(argv: list[str] | None = None) -> int:
             print("every gpu test is covered by a record; nothing to run")
             return 0
     else:
-        unknown = sorted(set(a.nodes) - set(nodes))
+        todo = expand_nodes(a.nodes, nodes)
+        unknown = sorted(set(todo) - set(nodes))
         if unknown:
             ap.error(f"not gpu-marked tests (or misspelt): {unknown[:5]}")
-        todo, label = a.nodes, "nodes"
+        label = "nodes"
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     info = machine()
