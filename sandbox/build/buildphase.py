@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
@@ -234,11 +235,21 @@ def beside(j: Judging, what: str, work: Callable[[], None]) -> None:
     th.start()
     try:
         early_start(j, what)
-        th.join()
+        join_seeing_signals(th)
     except BaseException:
         threadworkers.stop(th)
         th.join(STOPPED_JOIN_S)  # a worker being started when it was stopped is refused as it starts
         raise
+
+
+def join_seeing_signals(th: threading.Thread, step_s: float = 0.25) -> None:
+    """``th.join()`` in steps, so that a Ctrl-C is raised here even when the kernel delivered the
+    signal to ``th`` (any thread of the process can take it): an untimed join is woken only by a
+    signal to this thread, and Python runs its handlers only in the main thread. Seen in CI
+    (2026-11-28): a stopped demo run waited 600 s in ``beside``'s join while its build thread, which
+    had taken the SIGINT, was blocked."""
+    while th.is_alive():
+        th.join(step_s)
 
 
 def early_start(j: Judging, what: str) -> None:
