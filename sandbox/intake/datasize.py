@@ -99,7 +99,7 @@ def size_check(task: Task, config: Any) -> SizeCheck | None:
     checks: list[SizeCheck] = []
     for s in sizes:
         if cuda:
-            gpu = _mib(nvidia_smi("memory.total"))
+            gpu = mib_bytes(nvidia_smi("memory.total"))
             if gpu:
                 checks.append(SizeCheck(s, s.worker_need(True), gpu, f"the GPU's memory ({_gib(gpu)})"))
             checks.append(SizeCheck(s, s.arena(), ram, f"this machine's RAM ({_gib(ram)}) for the judge's "
@@ -138,14 +138,14 @@ def device_arena_fits(task: Task, config: Any, sizes: list[DataSize] | None = No
 
     if not str(config.device).startswith("cuda"):
         return False
-    gpu = _mib(nvidia_smi("memory.total"))
+    gpu = mib_bytes(nvidia_smi("memory.total"))
     if not gpu:
         return True
     sizes = judged_sizes(task, config) if sizes is None else sizes
     return all(s.worker_need(True) + s.arena() <= gpu for s in sizes)
 
 
-def _mib(text: str | None) -> int | None:
+def mib_bytes(text: str | None) -> int | None:
     """Bytes of an nvidia-smi memory value ("81559 MiB"), or None."""
     try:
         return int(float(str(text).split()[0]) * 2**20) if text else None

@@ -42,12 +42,10 @@ def presize_budget() -> int:
 
 @functools.cache
 def _gpu_bytes() -> int:
+    from sandbox.intake.datasize import mib_bytes
     from sandbox.machine import nvidia_smi
 
-    try:
-        return int(float(str(nvidia_smi("memory.total")).split()[0]) * 2**20)
-    except (ValueError, IndexError):
-        return PRESIZE_SHARE * 4 * 2**30
+    return mib_bytes(nvidia_smi("memory.total")) or PRESIZE_SHARE * 4 * 2**30
 
 
 def device_sizes(entry: str | None, sizes: Sequence[Any]) -> tuple[dict[str, int], str]:
