@@ -8,8 +8,10 @@ source (ports, paths). test_redteam_cpu.py and test_redteam_gpu.py parametrize o
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,8 +84,27 @@ def config(case: Case, device: str = "cpu", **kw) -> EvalConfig:
     return EvalConfig(**base)
 
 
+TIMING_EVIDENCE = ("tail_us", "steps_tail_us", "gap_us", "wall_clock_first_round", "wall_clock_control",
+                   "timing_stopped", "background_cpu_us")
+
+
 def describe(v) -> str:
-    return f"status={v.status.value} rule={v.rule} message={v.message!r}\nlogs={v.logs[-1500:]!r}"
+    """A failed case's verdict in a line a truncated pytest report still shows: status, rule, message,
+    the timing cross-checks' decisions (their samples left out) and the end of the logs."""
+    ev = getattr(v, "evidence", None) or {}
+    timing = {k: ({a: b for a, b in ev[k].items() if a != "samples"} if isinstance(ev[k], dict) else ev[k])
+              for k in TIMING_EVIDENCE if k in ev}
+    return (f"status={v.status.value} rule={v.rule} message={v.message!r}\ntiming={timing!r}"
+            f"\nlogs={v.logs[-1500:]!r}")
+
+
+def keep_verdict(v, name: str) -> None:
+    """With KH_REDTEAM_VERDICTS=DIR, write the whole verdict to DIR/NAME.json (the device calls
+    pack it: a failed case is diagnosed from its samples, not from pytest's truncated repr)."""
+    d = os.environ.get("KH_REDTEAM_VERDICTS")
+    if d:
+        Path(d).mkdir(parents=True, exist_ok=True)
+        (Path(d) / f"{name}.{os.getpid()}.{time.time_ns()}.json").write_text(v.to_json(default=str))
 
 
 def warm_build_cache(candidate: str | Path, cache_root: str | None = None) -> None:

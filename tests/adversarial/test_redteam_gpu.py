@@ -26,7 +26,16 @@ from sandbox.intake.task import load_task
 from sandbox.verdict import Status
 
 from . import test_redteam_isolation as iso
-from .redteam import CPU_CHEATS, GPU_CASES, Case, config, describe, params, warm_build_cache
+from .redteam import (
+    CPU_CHEATS,
+    GPU_CASES,
+    Case,
+    config,
+    describe,
+    keep_verdict,
+    params,
+    warm_build_cache,
+)
 
 pytestmark = [
     pytest.mark.gpu,
@@ -46,7 +55,9 @@ def warm_cuda_lib():
 
 
 def judge(case: Case):
-    return evaluate(load_task(case.task_path()), case.source(), config(case, device="cuda"))
+    v = evaluate(load_task(case.task_path()), case.source(), config(case, device="cuda"))
+    keep_verdict(v, case.candidate)
+    return v
 
 
 @pytest.mark.parametrize("case", params([c for c in GPU_CASES if c.statuses != (Status.VALID,)]))

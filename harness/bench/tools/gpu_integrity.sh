@@ -8,6 +8,7 @@
 set -u
 OUT=${OUT:-gpu-integrity-out}; mkdir -p "$OUT"; L=$(mktemp -d); export PYTHONUNBUFFERED=1
 START=$(date +%s); BUDGET=${BUDGET:-560}; SUM="$OUT/summary.txt"
+export KH_REDTEAM_VERDICTS="$L/verdicts"  # every red-team verdict in full (tests/adversarial/redteam.py keep_verdict)
 left() { echo $(( START + BUDGET - $(date +%s) )); }
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c "import sys, torch; print(sys.version.split()[0], torch.__version__, torch.version.cuda)"; } > "$SUM" 2>&1
