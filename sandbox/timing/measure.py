@@ -125,7 +125,8 @@ def time_candidate(j: Judging) -> None:
     done: dict[str, bool] = {n: False for n in names}
     enqueue: dict[str, list[float]] = {n: [] for n in names}  # host us from the lead to the end event
     ctl_gaps: list[float] = []  # the control's gaps (sandbox/timing/wallclock.py), GPU only
-    tails: dict[str, list[float]] = {"candidate": [], "control": []}  # settled - end event, us (GPU)
+    tails: dict[str, list[float]] = {"candidate": [], "control": []}  # end event to idle, host clock, us (GPU)
+    gpu_tails: dict[str, list[float]] = {"candidate": [], "control": []}  # settled - end event, us: evidence
     steps_tails: dict[str, list[float]] = {"candidate": [], "control": []}  # idle after the worker's steps - end
     control = False  # set after warm-up: the control runs beside the candidate (GPU)
     checks = 0
@@ -170,7 +171,8 @@ def time_candidate(j: Judging) -> None:
         # copies, flush): it varies with the SM clock (an 800 us lead spin by tens of us)
         pre = max(0, int(rep.get("pre_ns", 0)))
         if timed and name in tails:
-            tails[name].append(int(rep.get("tail_ns", 0)) / 1e3)
+            tails[name].append(int(rep.get("host_tail_ns", 0)) / 1e3)
+            gpu_tails[name].append(int(rep.get("tail_ns", 0)) / 1e3)
             steps_tails[name].append(int(rep.get("steps_tail_ns", 0)) / 1e3)
         if name == "control":
             if timed:
@@ -241,6 +243,9 @@ def time_candidate(j: Judging) -> None:
         while len(samples[b]) < baselinebook.MIN_FRESH and time.monotonic() < j.deadline - 5:
             one(b, timed=True)
     confirm_from = None  # where the confirmation round's samples start (sandbox/timing/wallclock.py)
+    while control and len(ctl_gaps) < wallclock.MIN_CONTROL and time.monotonic() < j.deadline - 5:
+        one("candidate", timed=True)  # a loop stopped early still decides with the control, not the wider
+        one("control", timed=True)  # allowance of the eager comparison
     if control:
         first = _control_checks(float(np.median(samples["candidate"])), gaps["candidate"], ctl_gaps, tails,
                                 steps_tails)
@@ -280,6 +285,9 @@ def time_candidate(j: Judging) -> None:
     for i, name in enumerate(names):
         conv = stats.converged(used[name], cfg.target_ci, min_n=MIN_SAMPLES)
         j.v.timings[name] = _measure(used[name], conv, seed=i)
+    if control:  # the GPU clock's tail (sandbox/timing/wallclock.py): recorded, not decided on
+        j.v.evidence["tail_gpu_us"] = {n: {"q10": round(float(np.quantile(v, 0.1)), 2),
+                                           "median": round(float(np.median(v)), 2)} for n, v in gpu_tails.items() if v}
     _gap_check(j, gaps, wgaps, ctl_gaps, tails, confirm_from, steps_tails)
     cbg, ebg = float(np.median(bg["candidate"])), float(np.median(bg["eager"]))
     emed = j.v.timings["eager"].median_us
@@ -313,13 +321,17 @@ def time_candidate(j: Judging) -> None:
 
 
 def _start_control(j: Judging, device_us: float) -> bool:
-    """Set up the control of the parent-clock cross-check in the candidate's worker
-    (sandbox/timing/control.py). False (recorded) when the worker cannot run it: the check then
-    compares with the eager baseline's gap, with its wider allowance."""
+    """Set up the control of the cross-checks in the candidate's worker (sandbox/timing/control.py).
+    It allocates nothing and runs trusted code only, so on a GPU it cannot fail for an honest
+    candidate; when it does, the judgement stops ``rejected timing.wall_clock`` rather than fall
+    back to the wider allowance of the eager comparison (which a 30 us hidden tail passes)."""
     rep, _ = j.cand.request("control", spin_us=wallclock.control_spin_us(device_us), bound=j.call_bound(floor=10.0))
     if not rep.get("ok"):
         j.v.evidence["wall_clock_control"] = f"unavailable: {str(rep.get('error', ''))[:200]}"
-    return bool(rep.get("ok"))
+        raise Reject(Status.REJECTED, rules.WALL_CLOCK,
+                     "the control of the timing cross-checks could not be set up in the candidate's worker "
+                     f"({str(rep.get('error', ''))[:200]}): the times it reports cannot be checked")
+    return True
 
 
 def _control_checks(device_us: float, cand_gaps: list[float], ctl_gaps: list[float],

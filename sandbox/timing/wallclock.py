@@ -2,19 +2,24 @@
 
 A candidate can hide device time from its own start/end events by leaving work running past
 the end event (a side stream it never joins, kernels a thread queues) or by forging the
-reported time. Two checks, each comparing the candidate with a control (sandbox/timing/control.py:
-one spin kernel, outputs of the candidate's shapes) run in the candidate's own worker, a block
+reported time. Three checks, each comparing the candidate with a control (sandbox/timing/control.py:
+one spin kernel, the worker's snapshot of the candidate's last outputs as its outputs) run in the
+candidate's own worker (a control that cannot be set up is ``rejected``: no wider fallback), a block
 of control calls after each block of candidate calls, so that both sides share the process,
 its CPU placement and the machine's load:
 
 * **the tail** (floor ``max(TAIL_FLOOR_US, TAIL_FRACTION x device time)``): right after the end
-  event, before any host step of its own, the worker syncs the whole device and records a
-  *settled* event; settled minus end is the sync's own latency plus whatever the call left
-  running. GPU timestamps, no channel and no host work in between: the honest spread is a few us.
-  (Until 2026-11-26 the event was recorded after the worker's host steps: releasing the previous
-  call's objects, a young-generation collection, the output's unpacking. On an H200 those steps
-  took 30-110 us, varying from worker to worker, so 30 us of hidden side-stream work, cheat #34,
-  was inside them and escaped in 3 of 5 judgements.)
+  event, before any host step of its own, the worker spins on the end event, then syncs the whole
+  device; the tail is the host time from just before its last look that saw the end event still
+  pending to the sync's return. The end event ran after that instant, so the tail is at least
+  the work the call left running past it (whatever delays the worker's thread, a preemption or
+  a thread holding the interpreter, can only lengthen it) plus a few us of looking and waking.
+  (Until 2026-11-26 it was measured after the worker's host steps, which took 30-110 us on an
+  H200 and hid cheat #34's 30 us in 3 of 5 judgements; until 2026-11-28 on the GPU clock, as an
+  event recorded after the sync minus the end event: that holds the idle GPU's latency to run
+  the record, which on an H200 was 20-130 us and drifted within a judgement (the control's low
+  quantile 24 us in one run, 58 in the next), so #34 escaped 1 judgement in 5 even alone on the
+  host. That figure is still recorded, ``tail_gpu_us``, but not decided on.)
 * **the tail after the steps** (same floor): how long a second device-wide sync, right after
   those host steps, waits (the worker's clock around the sync alone). It catches work the steps
   set off (a finalizer's or a collection callback's launch) that outlasts them. The steps' own
