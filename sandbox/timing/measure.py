@@ -125,8 +125,7 @@ def time_candidate(j: Judging) -> None:
     done: dict[str, bool] = {n: False for n in names}
     enqueue: dict[str, list[float]] = {n: [] for n in names}  # host us from the lead to the end event
     ctl_gaps: list[float] = []  # the control's gaps (sandbox/timing/wallclock.py), GPU only
-    tails: dict[str, list[float]] = {"candidate": [], "control": []}  # end event to idle, host clock, us (GPU)
-    gpu_tails: dict[str, list[float]] = {"candidate": [], "control": []}  # settled - end event, us: evidence
+    tails: dict[str, list[float]] = {"candidate": [], "control": []}  # settled - end event, us (GPU)
     steps_tails: dict[str, list[float]] = {"candidate": [], "control": []}  # idle after the worker's steps - end
     control = False  # set after warm-up: the control runs beside the candidate (GPU)
     checks = 0
@@ -171,8 +170,7 @@ def time_candidate(j: Judging) -> None:
         # copies, flush): it varies with the SM clock (an 800 us lead spin by tens of us)
         pre = max(0, int(rep.get("pre_ns", 0)))
         if timed and name in tails:
-            tails[name].append(int(rep.get("host_tail_ns", 0)) / 1e3)
-            gpu_tails[name].append(int(rep.get("tail_ns", 0)) / 1e3)
+            tails[name].append(int(rep.get("tail_ns", 0)) / 1e3)
             steps_tails[name].append(int(rep.get("steps_tail_ns", 0)) / 1e3)
         if name == "control":
             if timed:
@@ -285,9 +283,6 @@ def time_candidate(j: Judging) -> None:
     for i, name in enumerate(names):
         conv = stats.converged(used[name], cfg.target_ci, min_n=MIN_SAMPLES)
         j.v.timings[name] = _measure(used[name], conv, seed=i)
-    if control:  # the GPU clock's tail (sandbox/timing/wallclock.py): recorded, not decided on
-        j.v.evidence["tail_gpu_us"] = {n: {"q10": round(float(np.quantile(v, 0.1)), 2),
-                                           "median": round(float(np.median(v)), 2)} for n, v in gpu_tails.items() if v}
     _gap_check(j, gaps, wgaps, ctl_gaps, tails, confirm_from, steps_tails)
     cbg, ebg = float(np.median(bg["candidate"])), float(np.median(bg["eager"]))
     emed = j.v.timings["eager"].median_us

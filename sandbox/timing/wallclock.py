@@ -9,17 +9,19 @@ of control calls after each block of candidate calls, so that both sides share t
 its CPU placement and the machine's load:
 
 * **the tail** (floor ``max(TAIL_FLOOR_US, TAIL_FRACTION x device time)``): right after the end
-  event, before any host step of its own, the worker spins on the end event, then syncs the whole
-  device; the tail is the host time from just before its last look that saw the end event still
-  pending to the sync's return. The end event ran after that instant, so the tail is at least
-  the work the call left running past it (whatever delays the worker's thread, a preemption or
-  a thread holding the interpreter, can only lengthen it) plus a few us of looking and waking.
-  (Until 2026-11-26 it was measured after the worker's host steps, which took 30-110 us on an
-  H200 and hid cheat #34's 30 us in 3 of 5 judgements; until 2026-11-28 on the GPU clock, as an
-  event recorded after the sync minus the end event: that holds the idle GPU's latency to run
-  the record, which on an H200 was 20-130 us and drifted within a judgement (the control's low
-  quantile 24 us in one run, 58 in the next), so #34 escaped 1 judgement in 5 even alone on the
-  host. That figure is still recorded, ``tail_gpu_us``, but not decided on.)
+  event, before any host step of its own, the worker syncs the whole device and records a
+  *settled* event; settled minus end is the sync's own latency plus whatever the call left
+  running. GPU timestamps, no channel and no host work in between. The settled event is made
+  once, before any window: torch makes an event's CUDA event at its first record, a driver call
+  that waits on other processes' context and allocation calls.
+  (Until 2026-11-26 the event was recorded after the worker's host steps: releasing the previous
+  call's objects, a young-generation collection, the output's unpacking. On an H200 those steps
+  took 30-110 us, varying from worker to worker, so 30 us of hidden side-stream work, cheat #34,
+  was inside them and escaped in 3 of 5 judgements. Until 2026-11-28 a new event was made after
+  each sync: the control's tail was 20-130 us and drifted within a judgement, and #34 escaped 1
+  judgement in 5 alone on an H200. A tail on the host clock, from the last look that saw the end
+  event pending to the sync's return, was tried that day and dropped: the sync's own fixed cost,
+  about 15-20 us, overlaps the hidden work, so #34 showed only 8-16 us of its 30.)
 * **the tail after the steps** (same floor): how long a second device-wide sync, right after
   those host steps, waits (the worker's clock around the sync alone). It catches work the steps
   set off (a finalizer's or a collection callback's launch) that outlasts them. The steps' own

@@ -210,23 +210,24 @@ class CallPath:
                     profiler.start()
                     tb.zero_(self._marker)  # first kernel of the window: names the timing stream
                 start, end = self._Event(enable_timing=True), self._Event(enable_timing=True)
+                settled = self._settled
+                if settled is None:  # torch makes an event's CUDA event at its first record: here, not
+                    # after the sync below, where the driver call (10-100 us, serialized with other
+                    # processes' context and allocation calls) would sit inside the tail
+                    settled = self._settled = self._Event(enable_timing=True)
+                    settled.record()
                 self._arm(True)
-                settled = self._Event(enable_timing=True)
                 try:
                     start.record()
                     out = model(*inputs)
-                    t_rec = _perf_ns()
                     end.record()
                     enqueue_ns = _perf_ns() - h0
-                    # the tail (sandbox/timing/wallclock.py), before any host step of ours, twice:
-                    # on the host clock, from the last look that saw the end event not yet run to
-                    # the whole device's sync returning (a bound above the work left running past
-                    # the end event, which no delay of this thread can lower); and on the GPU
-                    # clock, an event recorded after the sync minus the end event (evidence only:
-                    # it also holds the idle GPU's latency to run the record, 20-130 us on an H200)
-                    t_before = self._await(end, t_rec)
+                    # the whole device at once, before any host step of ours: an event recorded
+                    # after this sync (one made before the window, recorded again each call),
+                    # minus the end event, is the sync's own latency plus the work the call left
+                    # running past its end event, with no host time of the worker's in between
+                    # (sandbox/timing/wallclock.py: the tail)
                     self._sync()
-                    host_tail_ns = _perf_ns() - t_before
                     settled.record()
                     self._release(out, inputs)  # counted; on a GPU after the end event (host work)
                     outs, wrong = self._unpack(out)
@@ -251,7 +252,7 @@ class CallPath:
                 if profiler is not None:
                     profiler.start()
                 self._arm(True)
-                pre_ns = tail_ns = steps_tail_ns = host_tail_ns = 0
+                pre_ns = tail_ns = steps_tail_ns = 0
                 try:
                     t0 = _perf_ns()
                     out = model(*inputs)
@@ -288,7 +289,7 @@ class CallPath:
             self.poison_bytes = [tb.numel(o) * tb.element_size(o) for o in outs if type(o) is T][:4]
         self._fwd_ns = elapsed_ns
         return {"ok": True, "ns": elapsed_ns, "enqueue_ns": enqueue_ns, "pre_ns": pre_ns, "tail_ns": tail_ns,
-                "steps_tail_ns": steps_tail_ns, "host_tail_ns": host_tail_ns,
+                "steps_tail_ns": steps_tail_ns,
                 "native_threads": len(_listdir("/proc/self/task")),
                 "w_ns": _perf_ns() - w0, "bg_cpu_ns": self._bg_ns}
 
@@ -313,20 +314,6 @@ class CallPath:
             return (list(out) if isinstance(out, (tuple, list)) else [out]), ""
         return [], (f"forward returned {type.__repr__(tp)}: only a plain torch.Tensor or a plain tuple/list of "
                     "them is accepted (a subclass or another object runs its own code when read)")
-
-    def _await(self, end: Any, t_rec: int) -> int:
-        """Spin until ``end`` has run on the GPU; return the host time just before the last look
-        that still saw it pending (``t_rec``, taken before it was recorded, when the first look
-        already sees it done). The end event ran after that instant, so the time from there to
-        the device's idle is at least the work left running past it, however late a preemption
-        or another thread holding the interpreter made this thread look."""
-        before = t_rec
-        query = end.query
-        while True:
-            now = _perf_ns()
-            if query():
-                return before
-            before = now
 
     def _release(self, out: Any, inputs: Any) -> None:
         """Keep this call's objects (its return value, its inputs) and let the previous call's go:

@@ -69,6 +69,7 @@ class Worker(CallPath, Counting):
         self._bg_ns = 0
         self._target = ""
         self._Event = torch.cuda.Event
+        self._settled: Any = None  # the tail's settled event, made once (sandbox/worker/callpath.py go)
         self._sync = getattr(torch._C, "_cuda_synchronize", None) or torch.cuda.synchronize  # device-wide, in C
         # the worker's own tensor operations, bound before any candidate code: TensorBase is a C type
         # (its methods cannot be replaced); torch.Tensor's are checked by sandbox/rules/hooks.py

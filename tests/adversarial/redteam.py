@@ -217,8 +217,10 @@ GPU_CASES: list[Case] = [
     Case("gpu_cheat_04_side_stream", "relu", (REJECTED, INCORRECT),
          (R.SIDE_STREAM, R.WALL_CLOCK, R.TOLERANCE, R.NONFINITE), cheat="4"),
     Case("gpu_cheat_04b_side_stream_lead", "relu", (REJECTED, INCORRECT),
-         (R.TIMED_OUTPUT, R.NONFINITE, R.TOLERANCE, R.SIDE_STREAM, R.WALL_CLOCK),
-         cheat="4", mode=Mode.FINAL),
+         (R.TIMED_OUTPUT, R.NONFINITE, R.TOLERANCE, R.NONDETERMINISTIC, R.SIDE_STREAM, R.WALL_CLOCK),
+         cheat="4", mode=Mode.FINAL,
+         note="its side path reads the previous call's inputs whenever it finds the stream busy: a correctness "
+              "trial's repeat that finds it busy gives another output (nondeterministic, H200 2026-11-28)"),
     Case("gpu_cheat_05_thread_launch", "relu", (REJECTED,), (R.THREADS, R.WALL_CLOCK), cheat="5"),
     Case("gpu_cheat_07_event_patch", "relu", (REJECTED,), (R.TIMER_PATCHED, R.WALL_CLOCK), cheat="7"),
     Case("gpu_cheat_33_gpu_hang", "relu", (TIMEOUT,), (R.TIMEOUT,), cheat="33", mode=Mode.FINAL,
