@@ -32,6 +32,7 @@ from sandbox.build.prebuild import BuildResult, prebuild
 from sandbox.config import EvalConfig
 from sandbox.errors import CandidateError
 from sandbox.evaluate import evaluate
+from sandbox.intake.datasize import gpu_memory_bytes, judgement_gpu_bytes
 from sandbox.intake.task import OpMeta, Task, TaskError, load_task
 from sandbox.intake.taskcheck import DegenerateTask, TaskCheck, check_tasks
 from sandbox.isolation import get_launcher
@@ -54,4 +55,5 @@ __all__ = [
     "package_version", "prebuild",
     "DegenerateTask", "TaskCheck", "check_tasks",
     "parked_judgements", "machine_slots", "precompiled_headers", "thread_workers",
+    "gpu_memory_bytes", "judgement_gpu_bytes",
 ]

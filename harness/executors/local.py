@@ -32,7 +32,15 @@ from harness.astlock import serialise_ast_parse
 from harness.executors import buildorder
 from harness.executors.base import ExecutorStats, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
-from sandbox.contract import EvalConfig, Task, Verdict, machine_slots, parked_judgements
+from sandbox.contract import (
+    EvalConfig,
+    Task,
+    Verdict,
+    gpu_memory_bytes,
+    judgement_gpu_bytes,
+    machine_slots,
+    parked_judgements,
+)
 
 LANE_POLL_S = 0.5  # how often an idle judging thread looks again at its device's parked judgements
 
@@ -125,6 +133,8 @@ class LocalExecutor:
         # than judges_per_device of the device's judgements are in flight and not parked, so a slow
         # or hanging warm-up occupies its own judgement, not a lane
         self._running = dict.fromkeys(self.devices, 0)
+        self._weights: dict[tuple[Any, ...], int] = {}  # slots a judgement takes, per task and config (_weight)
+        self._gpu_bytes: int | None = None  # the GPU's memory, read once
         self._timers = [threading.Thread(target=self._timing_loop, args=(d,), name=f"kh-time-{d}-{k}", daemon=True)
                         for d in self.devices for k in range(2 * self.judges_per_device)]
         for t in self._timers:
@@ -267,7 +277,7 @@ class LocalExecutor:
                 self._running[device] += 1
             slot = None
             try:
-                slot, waited = self._machine_slot(device)
+                slot, waited = self._machine_slot(device, unit)
                 if slot is not False:  # False: closed while waiting; close() fails the unit like those still waiting
                     self._judge_unit(unit, device, judge, waited)
             finally:
@@ -277,23 +287,42 @@ class LocalExecutor:
                     self._running[device] -= 1
                     self._cv.notify_all()
 
-    def _machine_slot(self, device: str) -> Any:
-        """One of the machine's judgements in flight on ``device`` (sandbox/lane/slots.py): several
-        harness processes on one machine share judges_per_device per GPU instead of each starting as
-        many. (slot, seconds waited); (None, None) where nothing is counted (a CPU device,
-        KH_MACHINE_SLOTS=0); (False, ...) once the executor closed while waiting. The slots this
-        process may try grow with its parked judgements, as its lanes do (_lane_free)."""
+    def _machine_slot(self, device: str, unit: _Unit | None = None) -> Any:
+        """The machine's slots for one judgement in flight on ``device`` (sandbox/lane/slots.py):
+        several harness processes on one machine share judges_per_device per GPU instead of each
+        starting as many, and a judgement takes as many slots as its share of the GPU's memory
+        (``_weight``). (slots, seconds waited); (None, None) where nothing is counted (a CPU
+        device, KH_MACHINE_SLOTS=0); (False, ...) once the executor closed while waiting. The
+        slots this process may try grow with its parked judgements, as its lanes do (_lane_free)."""
         try:
             base = machine_slots.base_for(device)
             if base is None:
                 return None, None
+            weight = self._weight(unit) if unit is not None else 1
             slot, waited = machine_slots.take(base, lambda: self.judges_per_device + parked_judgements(device),
-                                              lambda: self._closed)
+                                              lambda: self._closed, weight=weight)
         except OSError:  # the slot files cannot be made or opened here: judged as if not counted
             return None, None
         with self.stats.lock:
             self.stats.slot_wait_s += waited
         return (False if slot is None else slot), waited
+
+    def _weight(self, unit: _Unit) -> int:
+        """The slots a judgement of ``unit`` takes: its GPU memory (datasize.judgement_gpu_bytes)
+        over the GPU's, in judges_per_device shares; 1 when either is unknown. Per task and
+        config, computed once."""
+        cfg = unit.config
+        key = (getattr(unit.task, "source", None), cfg.profile, str(cfg.mode), cfg.device)
+        w = self._weights.get(key)
+        if w is None:
+            try:
+                need = judgement_gpu_bytes(unit.task, cfg)
+            except Exception:  # noqa: BLE001 - best effort: the judge finds out itself
+                need = None
+            if self._gpu_bytes is None:
+                self._gpu_bytes = gpu_memory_bytes() or 0
+            w = self._weights[key] = machine_slots.weight_for(need, self._gpu_bytes, self.judges_per_device)
+        return w
 
     def _lane_free(self, device: str) -> bool:
         """Fewer than judges_per_device of ``device``'s judgements are in flight and not parked."""

@@ -145,6 +145,35 @@ def device_arena_fits(task: Task, config: Any, sizes: list[DataSize] | None = No
     return all(s.worker_need(True) + s.arena() <= gpu for s in sizes)
 
 
+CONTEXT_BYTES = 2**30  # two workers' CUDA contexts and caching-allocator slack, at least
+
+
+def judgement_gpu_bytes(task: Task, config: Any, sizes: list[DataSize] | None = None) -> int | None:
+    """The GPU memory one judgement under ``config`` holds at its peak: both workers' data
+    (``worker_need(True)``), the device arena when it is used, and their contexts; the profile
+    that needs the most. None off a GPU or when the size cannot be estimated. Weighs the
+    judgement's machine-wide slots (sandbox/lane/slots.py): judgements in flight on one GPU fit it."""
+    if not str(config.device).startswith("cuda"):
+        return None
+    sizes = judged_sizes(task, config) if sizes is None else sizes
+    if not sizes:
+        return None
+    dev = device_arena_fits(task, config, sizes)
+    return max(s.worker_need(True) + (s.arena() if dev else 0) for s in sizes) + CONTEXT_BYTES
+
+
+def gpu_memory_bytes() -> int | None:
+    """The GPU's memory: ``KH_GPU_MEMORY_MIB`` (a MIG slice, a test) or nvidia-smi's first GPU."""
+    import os
+
+    from sandbox.machine import nvidia_smi
+
+    env = os.environ.get("KH_GPU_MEMORY_MIB", "").strip()
+    if env:
+        return mib_bytes(env)
+    return mib_bytes(nvidia_smi("memory.total"))
+
+
 def mib_bytes(text: str | None) -> int | None:
     """Bytes of an nvidia-smi memory value ("81559 MiB"), or None."""
     try:

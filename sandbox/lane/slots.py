@@ -10,9 +10,20 @@ it; that judgement's own host-side work (inputs, comparisons, the timing loop) s
 
 A slot is an ``flock`` on one of ``limit`` files named after the GPU, beside its device lock:
 a judging thread takes one before it starts a judgement and gives it back when the judgement
-ends, so the machine as a whole has at most ``limit`` judgements in flight per GPU (one process
-alone is never held back: it has ``limit`` threads at most). The kernel drops a slot when its
-holder dies. ``KH_MACHINE_SLOTS=0`` turns the count off (each process counts only its own).
+ends, so the machine as a whole has at most ``limit`` judgements in flight per GPU. The kernel
+drops a slot when its holder dies. ``KH_MACHINE_SLOTS=0`` turns the count off (each process
+counts only its own).
+
+**Weights: the GPU's memory.** Each slot also stands for ``1/limit`` of the GPU's memory. A
+judgement whose data needs more (``weight``: KernelBench level-1 tasks with 8-16 GiB inputs need
+about 90 GiB with both workers and the device arena) takes that many slots, so judgements in
+flight together fit the GPU: on an H200 six judgements of level-1 tasks 37-40 ran beside one
+another, filled its 140 GiB, and two honest ones were judged ``rejected sandbox.resources`` when
+the harness's own poison step could not allocate (2026-11-28). Several slots are taken all at
+once or not at all, so no one waits while holding some; one that has waited ``GROW_AFTER_S``
+takes the machine's single *grower* lock and then keeps the slots it gets until it has its
+weight; while there is a grower, single takes wait (only the grower holds while it waits: no
+deadlock, and a heavy judgement is not starved by light ones that would retake each slot freed).
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from collections.abc import Callable
 from sandbox.lane.devicelock import file_for
 
 POLL_S = 0.1  # how often a thread without a slot looks again
+GROW_AFTER_S = 2.0  # a weighted take waits this long all-or-nothing, then as the grower
 
 
 def enabled() -> bool:
@@ -62,12 +74,98 @@ def try_take(base: str, limit: int) -> Slot | None:
     return None
 
 
-def take(base: str, limit: Callable[[], int], give_up: Callable[[], bool]) -> tuple[Slot | None, float]:
-    """Wait for a slot (``limit()`` read at each look: it may grow meanwhile). Returns (the slot,
-    seconds waited); (None, waited) once ``give_up()`` is true."""
+class Slots:
+    """The slots one judgement holds (its weight): released together."""
+
+    def __init__(self, held: list[Slot]) -> None:
+        self.held = held
+
+    @property
+    def index(self) -> int:
+        return self.held[0].index if self.held else -1
+
+    def release(self) -> None:
+        for s in self.held:
+            s.release()
+        self.held = []
+
+
+def _take_more(base: str, limit: int, held: list[Slot], n: int) -> None:
+    """Add free slots to ``held`` (those it already holds are skipped) until it has ``n``."""
+    mine = {s.index for s in held}
+    for k in range(max(1, limit)):
+        if len(held) >= n:
+            return
+        if k in mine:
+            continue
+        fd = os.open(f"{base}{k}", os.O_RDONLY | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        held.append(Slot(fd, k))
+
+
+def take(base: str, limit: Callable[[], int], give_up: Callable[[], bool],
+         weight: int = 1) -> tuple[Slots | None, float]:
+    """Wait for ``weight`` slots (``limit()`` read at each look: it may grow meanwhile; a weight
+    over it is cut to it). Returns (the slots, seconds waited); (None, waited) once ``give_up()``
+    is true."""
     t = time.monotonic()
-    while True:
-        slot = try_take(base, limit())
-        if slot is not None or give_up():
-            return slot, time.monotonic() - t
-        time.sleep(POLL_S)
+    held: list[Slot] = []
+    grower: int | None = None
+    try:
+        while True:
+            lim = limit()
+            n = min(max(1, weight), max(1, lim))
+            if grower is None and (n > 1 or not _growing(base)):  # a grower waits: single takes let it have
+                _take_more(base, lim, held, n)  # what frees up (else they retake it at once)
+                if len(held) < n:  # all or nothing: hold none while waiting
+                    for s in held:
+                        s.release()
+                    held = []
+                    if n > 1 and time.monotonic() - t >= GROW_AFTER_S:
+                        grower = _try_grower(base)
+            if grower is not None:
+                _take_more(base, lim, held, n)
+            if len(held) >= n:
+                got, held = Slots(held), []
+                return got, time.monotonic() - t
+            if give_up():
+                return None, time.monotonic() - t
+            time.sleep(POLL_S)
+    finally:
+        for s in held:
+            s.release()
+        if grower is not None:
+            os.close(grower)
+
+
+def _growing(base: str) -> bool:
+    """Whether another take is the grower now (its lock is held)."""
+    fd = _try_grower(base)
+    if fd is None:
+        return True
+    os.close(fd)
+    return False
+
+
+def _try_grower(base: str) -> int | None:
+    fd = os.open(f"{base}grow", os.O_RDONLY | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def weight_for(need_bytes: int | None, gpu_bytes: int | None, limit: int) -> int:
+    """How many of ``limit`` slots a judgement needing ``need_bytes`` of a GPU of ``gpu_bytes``
+    takes: its share of the memory, rounded up, at least 1 and at most ``limit``. 1 when either
+    size is unknown."""
+    if not need_bytes or not gpu_bytes or limit <= 1:
+        return 1
+    share = gpu_bytes / limit
+    return max(1, min(limit, -(-int(need_bytes) // int(share))))

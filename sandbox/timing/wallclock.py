@@ -36,7 +36,16 @@ its CPU placement and the machine's load:
 Each check rejects when the low quantile of the candidate's samples exceeds the control's by
 more than ``THRESHOLD x floor``: work hidden at or above the floor is caught, work under half
 the floor is never flagged. A low quantile: scheduling noise only ever adds to a sample,
-hidden work adds to every call's. A check that fires is confirmed before it rejects: the
+hidden work adds to every call's. The two tails also reject when the median of the
+call-by-call differences (the i-th candidate sample less the i-th control's: the samples are
+taken in alternating blocks, then in the confirmation round call by call) is over the same
+threshold. A drift of the worker's host latency within a judgement moves the control's low
+quantile without moving the pairs: on an H200 (2026-11-28) one #34 judgement in four had a
+confirmation round whose control tails all sat at 71-96 us (21 us in the others), a quantile
+excess of 13.5 us and a paired median of 18.8 us; over 367 honest verdicts (the red team's
+honest kernels, KernelBench levels 1 and 2) the paired median stayed at or under 0.41 x the
+threshold, and #34's was 18-30 us in all 13 of its judgements. The parent clock keeps the
+quantile alone (its honest paired medians reached 0.75 x its threshold). A check that fires is confirmed before it rejects: the
 timing phase runs ``CONFIRM_CALLS`` more candidate/control pairs, alternating call by call,
 and only those samples decide (on the H100, 1 honest relu run in 16 had a first-round tail
 excess of 46 us and a parent-clock excess of 159 us; hidden work fires in every round).
@@ -69,24 +78,31 @@ class GapCheck:
     floor_us: float  # hidden time at or above this is caught
     threshold_us: float  # the excess that rejects
     n_control: int
+    paired_us: float | None = None  # the tails only: the median of call-by-call differences
 
     @property
     def hidden(self) -> bool:
-        return self.excess_us > self.threshold_us
+        return self.excess_us > self.threshold_us or (self.paired_us is not None and self.paired_us > self.threshold_us)
 
-    def evidence(self) -> dict[str, float | int]:
+    @property
+    def shown_us(self) -> float:
+        """The larger of the two excesses: the one a rejection names."""
+        return max(self.excess_us, self.paired_us if self.paired_us is not None else self.excess_us)
+
+    def evidence(self) -> dict[str, float | int | None]:
         return {"candidate": round(self.candidate_us, 2), "control": round(self.control_us, 2),
                 "excess": round(self.excess_us, 2), "floor": round(self.floor_us, 2),
-                "threshold": round(self.threshold_us, 2), "quantile": QUANTILE, "n_control": self.n_control}
+                "threshold": round(self.threshold_us, 2), "quantile": QUANTILE, "n_control": self.n_control,
+                "paired_median": None if self.paired_us is None else round(self.paired_us, 2)}
 
     def message(self) -> str:
         if self.what == STEPS_TAIL:
-            return (f"the device stayed busy {self.excess_us:.0f} us longer after the worker's host steps that follow "
+            return (f"the device stayed busy {self.shown_us:.0f} us longer after the worker's host steps that follow "
                     f"each candidate call than after a control call's (threshold {self.threshold_us:.0f} us; floor "
                     f"{self.floor_us:.0f} us): work set off after the end event (a finalizer's launch?) or left "
                     "running past it")
         if self.what == "tail":
-            return (f"the device stayed busy {self.excess_us:.0f} us longer after each candidate call's end event "
+            return (f"the device stayed busy {self.shown_us:.0f} us longer after each candidate call's end event "
                     f"than after a control call in the same worker (threshold {self.threshold_us:.0f} us; floor "
                     f"{self.floor_us:.0f} us = max({TAIL_FLOOR_US:g} us, {TAIL_FRACTION:.0%} of its device time)): "
                     "work runs past the end event (an unjoined side stream, a thread's launches?)")
@@ -115,4 +131,8 @@ def check(candidate: list[float], control: list[float], device_us: float, what: 
     c = float(np.quantile(candidate, QUANTILE))
     k = float(np.quantile(control, QUANTILE))
     f = floor_us(device_us, what)
-    return GapCheck(what, c, k, c - k, f, THRESHOLD * f, len(control))
+    paired = None
+    if what in ("tail", STEPS_TAIL):  # the samples alternate (blocks, then call by call): pair them in order
+        m = min(len(candidate), len(control))
+        paired = float(np.median(np.asarray(candidate[:m]) - np.asarray(control[:m])))
+    return GapCheck(what, c, k, c - k, f, THRESHOLD * f, len(control), paired)

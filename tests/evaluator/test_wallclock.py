@@ -178,3 +178,38 @@ def test_a_control_that_cannot_be_set_up_rejects_instead_of_falling_back():
         _start_control(j, 70.0)
     assert r.value.rule == rules.WALL_CLOCK and "could not be set up" in r.value.message
     assert "unavailable" in j.v.evidence["wall_clock_control"]
+
+
+# Tails recorded on an H200 (2026-11-28, docs/records/data/session29-2026-11-28/call3-c34.jsonl): a
+# confirmation round of cheat #34 (30 us hidden) in which the control's tails drifted to 71-96 us,
+# and the first round of probe #34b (8 us hidden), us, in call order.
+H200_34_CANDIDATE = [99.2, 86.5, 94.4, 95.5, 102.9, 93.4, 111.9, 88.7, 94.8, 88.2, 94.6, 88.5, 86.4, 97.4, 90.0,
+                     115.8, 86.9, 95.8, 99.4, 98.5]
+H200_34_CONTROL = [73.6, 77.4, 90.8, 77.6, 76.4, 80.0, 84.9, 73.3, 73.5, 75.9, 72.9, 82.2, 74.0, 70.6, 77.1, 73.5,
+                   96.4, 76.2, 76.0, 78.2]
+H200_34B_CANDIDATE = [33.6, 29.8, 30.0, 30.4, 32.0, 36.9, 37.2, 32.3, 34.3, 32.5, 30.8, 33.7, 30.6, 34.6, 32.9, 32.8,
+                      34.4, 31.7, 33.8, 34.2, 42.5, 40.1, 64.5, 45.7, 44.2, 51.1, 33.8, 34.3, 35.1, 31.3, 35.3, 32.1,
+                      32.1, 30.9, 31.7, 31.7, 48.0, 70.4, 45.0, 49.3, 53.0, 44.4, 39.6, 48.3, 50.2, 45.2, 35.6, 92.1,
+                      62.3, 50.6]
+H200_34B_CONTROL = [29.2, 24.1, 24.8, 23.4, 23.7, 25.7, 26.5, 25.2, 28.9, 24.7, 24.4, 25.1, 29.7, 24.5, 24.9, 25.7,
+                    25.2, 44.4, 44.6, 42.5, 53.9, 61.9, 26.6, 44.6, 45.3, 29.3, 25.8, 25.4, 25.1, 30.6, 25.6, 32.2,
+                    26.6, 24.5, 25.3, 70.0, 50.0, 56.0, 41.9, 45.6, 69.2, 49.2, 42.4, 37.9, 26.6, 42.4, 61.2, 66.6,
+                    72.3, 44.9]
+
+
+@pytest.mark.parametrize("what", ["tail", wallclock.STEPS_TAIL])
+def test_a_tail_hidden_under_a_drifting_control_is_caught_by_its_pairs(what: str):
+    """The control's low quantile drifted up with the worker's host latency, so the quantile excess
+    (13.5 us) fell under the threshold (15 us); the call-by-call differences did not drift."""
+    g = wallclock.check(H200_34_CANDIDATE, H200_34_CONTROL, 68.9, what)
+    assert g is not None and g.excess_us < g.threshold_us < g.paired_us
+    assert g.hidden and f"{g.paired_us:.0f} us longer" in g.message()
+    probe = wallclock.check(H200_34B_CANDIDATE, H200_34B_CONTROL, 69.0, what)
+    assert probe is not None and not probe.hidden, probe.evidence()
+
+
+def test_the_parent_clock_decides_on_its_quantile_alone():
+    g = wallclock.check([x + 160.0 for x in H200_34_CONTROL], H200_34_CONTROL, 68.9, "parent clock")
+    assert g is not None and g.paired_us is None and g.excess_us == pytest.approx(160.0) and g.hidden
+    g = wallclock.check(H200_34_CANDIDATE, H200_34_CONTROL, 68.9, "parent clock")
+    assert g is not None and not g.hidden and g.evidence()["paired_median"] is None

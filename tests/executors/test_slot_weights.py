@@ -1,0 +1,153 @@
+"""Judgements in flight on one GPU fit its memory (sandbox/lane/slots.py weights, issue 27 goal 1): on
+an H200 six judgements of KernelBench level-1 tasks with 8-16 GiB inputs ran beside one another
+and two honest ones were judged ``rejected sandbox.resources`` when the harness's own poison step
+could not allocate (2026-11-28). Real ``flock`` files, the real local executor, a stand-in judge
+(no GPU here: a stand-in that sleeps as a judgement's start-up and hold would) and the GPU's
+memory given by ``KH_GPU_MEMORY_MIB``."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from harness.executors.local import LocalExecutor
+from sandbox.evaluate import EvalConfig
+from sandbox.intake.datasize import DataSize, judgement_gpu_bytes
+from sandbox.lane import slots
+from sandbox.verdict import Status, Verdict
+
+GIB = 2**30
+
+
+@dataclass
+class SizedTask:
+    """A task as the executor sees it: a name, a source and the data of one call."""
+
+    name: str
+    inputs_gib: float
+    source: str = field(default="")
+    extra_profiles: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.source = f"# {self.name}"
+
+    def data_size(self, profile: str = "default") -> DataSize:
+        b = int(self.inputs_gib * GIB)
+        return DataSize(profile, inputs=b, outputs=b, weights=0)
+
+
+def most_at_once(intervals: list[tuple[float, float, int]]) -> int:
+    edges = sorted([(a, w) for a, _, w in intervals] + [(b, -w) for _, b, w in intervals])
+    n = best = 0
+    for _, d in edges:
+        n += d
+        best = max(best, n)
+    return best
+
+
+def test_a_judgements_weight_is_its_share_of_the_gpus_memory():
+    heavy = judgement_gpu_bytes(SizedTask("l1norm", 8.0), EvalConfig(device="cuda:0"))
+    # both workers' data (2 x 8 in + 2 x 8 out in the reference, 8 in + 2 x 8 out in the candidate),
+    # the device arena (2 x 8 in + 2 x 8 out) and the contexts
+    assert heavy == (56 + 32) * GIB + 2**30
+    assert slots.weight_for(heavy, 140 * GIB, 6) == 4
+    assert slots.weight_for(int(0.1 * GIB), 140 * GIB, 6) == 1
+    assert slots.weight_for(500 * GIB, 140 * GIB, 6) == 6  # more than the GPU: alone
+    assert slots.weight_for(None, 140 * GIB, 6) == slots.weight_for(heavy, None, 6) == 1  # unknown: one slot
+    assert judgement_gpu_bytes(SizedTask("l1norm", 8.0), EvalConfig(device="cpu")) is None
+
+
+def test_heavy_judgements_never_run_together_and_light_ones_fill_beside_them(tmp_path, monkeypatch):
+    """Six judging threads on one GPU of 140 GiB: four tasks needing about 89 GiB each (weight 4 of
+    6) and eight light ones. No two heavy judgements are ever in flight together, the weights in
+    flight never pass six, and light judgements still run beside a heavy one."""
+    monkeypatch.setenv("KH_DEVICE_LOCK_DIR", str(tmp_path))
+    monkeypatch.setenv("KH_GPU_MEMORY_MIB", str(140 * 1024))
+    log: list[tuple[float, float, int]] = []
+    lock = threading.Lock()
+
+    def judge(task, source, config):
+        t0 = time.monotonic()
+        time.sleep(0.5 if task.inputs_gib > 1 else 0.25)
+        with lock:
+            log.append((t0, time.monotonic(), 4 if task.inputs_gib > 1 else 1))
+        return Verdict(status=Status.VALID, task=task.name, message=source)
+
+    ex = LocalExecutor(compile_workers=0, timing_devices=["cuda:0"], compile_cuts=False, judge_fn=judge,
+                       judges_per_device=6)
+    try:
+        tasks = [SizedTask(f"heavy{i}", 8.0) for i in range(4)] + [SizedTask(f"light{i}", 0.01) for i in range(8)]
+        futs = [ex.submit(t, t.source, EvalConfig(device="cuda:0")) for t in tasks]
+        assert all(f.result(timeout=120).status is Status.VALID for f in futs)
+    finally:
+        ex.close()
+    heavy = [x for x in log if x[2] == 4]
+    assert len(heavy) == 4 and most_at_once([(a, b, 1) for a, b, _ in heavy]) == 1
+    assert most_at_once(log) <= 6
+    light_beside_heavy = any(a < hb and ha < b for a, b, w in log if w == 1 for ha, hb, _ in heavy)
+    assert light_beside_heavy
+
+
+def test_a_heavy_judgement_is_not_starved_by_light_ones_taking_single_slots(tmp_path, monkeypatch):
+    """Three light takers keep one or more of three slots busy at every instant, so an
+    all-or-nothing take of all three would rarely find them free; after GROW_AFTER_S the heavy
+    one becomes the grower and keeps what it gets until it has its weight."""
+    monkeypatch.setattr(slots, "GROW_AFTER_S", 0.3)
+    monkeypatch.setattr(slots, "POLL_S", 0.02)
+    base = str(tmp_path / "gpu-0.slot")
+    stop = threading.Event()
+
+    def light(k: int) -> None:
+        time.sleep(0.05 * k)  # staggered: never all free at once
+        while not stop.is_set():
+            got, _ = slots.take(base, lambda: 3, stop.is_set)
+            if got is None:
+                return
+            time.sleep(0.15)
+            got.release()
+
+    threads = [threading.Thread(target=light, args=(k,), daemon=True) for k in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        got, waited = slots.take(base, lambda: 3, lambda: time.monotonic() - t0 > 20, weight=3)
+        assert got is not None and len(got.held) == 3 and waited >= 0.0, waited
+        assert sorted(s.index for s in got.held) == [0, 1, 2]
+        assert slots.try_take(base, 3) is None  # all three are its own
+        got.release()
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=5)
+
+
+@pytest.mark.parametrize("weight", [2, 3])
+def test_a_weighted_take_holds_nothing_while_it_waits_unless_it_is_the_grower(tmp_path, monkeypatch, weight: int):
+    monkeypatch.setattr(slots, "GROW_AFTER_S", 60.0)  # never the grower here
+    monkeypatch.setattr(slots, "POLL_S", 0.02)
+    base = str(tmp_path / "gpu-0.slot")
+    other = slots.try_take(base, 3)
+    assert other is not None and other.index == 0
+    seen: list[int] = []
+    t0 = time.monotonic()
+
+    def give_up() -> bool:  # while it waits, the two other slots stay free for anyone
+        probe = [slots.try_take(base, 3) for _ in range(2)]
+        seen.append(sum(p is not None for p in probe))
+        for p in probe:
+            if p is not None:
+                p.release()
+        return time.monotonic() - t0 > 0.3
+
+    got, waited = slots.take(base, lambda: 3, give_up, weight=weight)
+    other.release()
+    if weight == 3:
+        assert got is None and waited >= 0.3 and seen and min(seen) == 2
+    else:
+        assert got is not None and len(got.held) == 2
+        got.release()
