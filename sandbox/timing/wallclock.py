@@ -42,10 +42,11 @@ taken in alternating blocks, then in the confirmation round call by call) is ove
 threshold. A drift of the worker's host latency within a judgement moves the control's low
 quantile without moving the pairs: on an H200 (2026-11-28) one #34 judgement in four had a
 confirmation round whose control tails all sat at 71-96 us (21 us in the others), a quantile
-excess of 13.5 us and a paired median of 18.8 us; over 367 honest verdicts (the red team's
-honest kernels, KernelBench levels 1 and 2) the paired median stayed at or under 0.41 x the
-threshold, and #34's was 18-30 us in all 13 of its judgements. The parent clock keeps the
-quantile alone (its honest paired medians reached 0.75 x its threshold). A check that fires is confirmed before it rejects: the
+excess of 13.5 us and a paired median of 18.8 us. Replayed on 314 honest GPU verdicts of
+sessions 28-29 (harness/bench/tools/wallclock_replay.py) neither statistic flagged any (largest
+0.61 x the threshold), and #34's paired median was 18-30 us in all 11 of its recorded
+judgements. The parent clock keeps the quantile alone (its honest paired medians reached
+0.75 x its threshold). A check that fires is confirmed before it rejects: the
 timing phase runs ``CONFIRM_CALLS`` more candidate/control pairs, alternating call by call,
 and only those samples decide (on the H100, 1 honest relu run in 16 had a first-round tail
 excess of 46 us and a parent-clock excess of 159 us; hidden work fires in every round).
