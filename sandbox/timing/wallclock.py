@@ -39,8 +39,10 @@ the floor is never flagged. A low quantile: scheduling noise only ever adds to a
 hidden work adds to every call's. The two tails also reject when the median of the
 call-by-call differences (the i-th candidate sample less the i-th control's: the samples are
 taken in alternating blocks, then in the confirmation round call by call) is over the same
-threshold. A drift of the worker's host latency within a judgement moves the control's low
-quantile without moving the pairs: on an H200 (2026-11-28) one #34 judgement in four had a
+threshold. It also sees work hidden in only some calls: the low quantile moves only when more
+than 90% of the candidate's calls hide it, the paired median once more than half do (and fewer
+than half cannot move the median time the speedup is computed from). A drift of the worker's
+host latency within a judgement moves the control's low quantile without moving the pairs: on an H200 (2026-11-28) one #34 judgement in four had a
 confirmation round whose control tails all sat at 71-96 us (21 us in the others), a quantile
 excess of 13.5 us and a paired median of 18.8 us. Replayed on 314 honest GPU verdicts of
 sessions 28-29 (harness/bench/tools/wallclock_replay.py) neither statistic flagged any (largest

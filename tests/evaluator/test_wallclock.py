@@ -213,3 +213,17 @@ def test_the_parent_clock_decides_on_its_quantile_alone():
     assert g is not None and g.paired_us is None and g.excess_us == pytest.approx(160.0) and g.hidden
     g = wallclock.check(H200_34_CANDIDATE, H200_34_CONTROL, 68.9, "parent clock")
     assert g is not None and not g.hidden and g.evidence()["paired_median"] is None
+
+
+@pytest.mark.parametrize("share", [0.6, 0.8])
+def test_a_tail_hidden_in_most_but_not_all_calls_is_caught(share: float):
+    """30 us hidden in 60% or 80% of the calls: the low quantile sees the calls that hide nothing,
+    the paired median does not; fewer than half cannot move the median time anyway."""
+    rng = np.random.default_rng(int(share * 10))
+    control = list(20.0 + rng.exponential(3.0, 40))
+    hide = rng.random(40) < share
+    candidate = [c + rng.normal(0.0, 1.0) + (30.0 if h else 0.0) for c, h in zip(control, hide, strict=True)]
+    g = wallclock.check(candidate, control, 70.0, "tail")
+    assert g is not None and g.hidden, g.evidence()
+    if share < 0.7:  # the quantile alone let it through
+        assert g.excess_us < g.threshold_us < g.paired_us, g.evidence()
