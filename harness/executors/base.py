@@ -16,7 +16,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sandbox.contract import EvalConfig, Task, Verdict
+from sandbox.contract import (
+    EvalConfig,
+    Task,
+    Verdict,
+    gpu_memory_bytes,
+    judgement_gpu_bytes,
+    machine_slots,
+)
 
 # how a candidate gets judged: sandbox.evaluate.evaluate, an executor's judge, or a test's fake
 JudgeFn = Callable[[Task, str, EvalConfig], Verdict]
@@ -82,3 +89,32 @@ def abandon(executor: object) -> None:
     fn = getattr(executor, "abandon", None)
     if fn is not None:
         fn()
+
+
+class GpuWeights:
+    """How many of a GPU's ``slots`` judging slots one judgement takes: its GPU memory
+    (``judgement_gpu_bytes``: both workers' data, the device arena, the contexts) over the GPU's
+    (``gpu_memory_bytes``), rounded up (sandbox/lane/slots.py ``weight_for``); 1 off a GPU or when
+    either is unknown. Per task and config, computed once (the estimate runs the model on torch's
+    meta device). The local executor takes that many machine-wide slots, the Ray executor asks
+    for that share of a GPU."""
+
+    def __init__(self) -> None:
+        self._w: dict[tuple[Any, ...], int] = {}
+        self._gpu: int | None = None
+
+    def __call__(self, task: Task, config: EvalConfig, slots: int) -> int:
+        if not str(config.device).startswith("cuda"):
+            return 1
+        key = (getattr(task, "source", None), config.profile, str(config.mode), config.device, slots)
+        w = self._w.get(key)
+        if w is None:
+            try:
+                need = judgement_gpu_bytes(task, config)
+            except Exception:  # noqa: BLE001 - best effort: the judge finds out itself
+                need = None
+            if self._gpu is None:
+                self._gpu = gpu_memory_bytes() or 0
+            w = self._w[key] = machine_slots.weight_for(need, self._gpu, slots)
+        return w
+

@@ -30,17 +30,9 @@ from typing import Any
 
 from harness.astlock import serialise_ast_parse
 from harness.executors import buildorder
-from harness.executors.base import ExecutorStats, JudgeFn
+from harness.executors.base import ExecutorStats, GpuWeights, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
-from sandbox.contract import (
-    EvalConfig,
-    Task,
-    Verdict,
-    gpu_memory_bytes,
-    judgement_gpu_bytes,
-    machine_slots,
-    parked_judgements,
-)
+from sandbox.contract import EvalConfig, Task, Verdict, machine_slots, parked_judgements
 
 LANE_POLL_S = 0.5  # how often an idle judging thread looks again at its device's parked judgements
 
@@ -133,8 +125,7 @@ class LocalExecutor:
         # than judges_per_device of the device's judgements are in flight and not parked, so a slow
         # or hanging warm-up occupies its own judgement, not a lane
         self._running = dict.fromkeys(self.devices, 0)
-        self._weights: dict[tuple[Any, ...], int] = {}  # slots a judgement takes, per task and config (_weight)
-        self._gpu_bytes: int | None = None  # the GPU's memory, read once
+        self._weights = GpuWeights()  # slots a judgement takes, per task and config (_weight)
         self._timers = [threading.Thread(target=self._timing_loop, args=(d,), name=f"kh-time-{d}-{k}", daemon=True)
                         for d in self.devices for k in range(2 * self.judges_per_device)]
         for t in self._timers:
@@ -308,21 +299,8 @@ class LocalExecutor:
         return (False if slot is None else slot), waited
 
     def _weight(self, unit: _Unit) -> int:
-        """The slots a judgement of ``unit`` takes: its GPU memory (datasize.judgement_gpu_bytes)
-        over the GPU's, in judges_per_device shares; 1 when either is unknown. Per task and
-        config, computed once."""
-        cfg = unit.config
-        key = (getattr(unit.task, "source", None), cfg.profile, str(cfg.mode), cfg.device)
-        w = self._weights.get(key)
-        if w is None:
-            try:
-                need = judgement_gpu_bytes(unit.task, cfg)
-            except Exception:  # noqa: BLE001 - best effort: the judge finds out itself
-                need = None
-            if self._gpu_bytes is None:
-                self._gpu_bytes = gpu_memory_bytes() or 0
-            w = self._weights[key] = machine_slots.weight_for(need, self._gpu_bytes, self.judges_per_device)
-        return w
+        """The slots a judgement of ``unit`` takes: its share of the GPU's memory (GpuWeights)."""
+        return self._weights(unit.task, unit.config, self.judges_per_device)
 
     def _lane_free(self, device: str) -> bool:
         """Fewer than judges_per_device of ``device``'s judgements are in flight and not parked."""

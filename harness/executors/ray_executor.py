@@ -30,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from harness.executors.base import ExecutorStats
+from harness.executors.base import ExecutorStats, GpuWeights
 from sandbox.contract import EvalConfig, Task, Verdict
 
 REPO_ROOT = str(Path(__file__).resolve().parents[2])
@@ -117,6 +117,7 @@ class RayExecutor:
                 kw.setdefault("num_gpus", sum(d.startswith("cuda") for d in devices))
             ray.init(**kw)
         self.judges_per_gpu = max(1, int(os.environ.get("KH_JUDGES_PER_DEVICE") or default_judges_per_device(devices)))
+        self._weights = GpuWeights()
         # the cuts run where the work runs: once per Ray worker process (_maybe_cuts)
         # builds spread over the nodes (Ray's default packs the driver's node first)
         self._build = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, scheduling_strategy="SPREAD")(_build_task)
@@ -196,8 +197,9 @@ class RayExecutor:
             self.stats.mark_done()
             return res.verdict
         # a share of a GPU: several judge tasks start their workers on one GPU while one of them
-        # holds it (the device lock is machine-wide for GPUs: sandbox/lane/devicelock.py)
-        opts: dict[str, Any] = {"num_gpus": 1 / self.judges_per_gpu if config.device.startswith("cuda") else 0}
+        # holds it (the device lock is machine-wide for GPUs: sandbox/lane/devicelock.py); a
+        # judgement whose data needs more of the GPU's memory asks for as many shares (GpuWeights)
+        opts: dict[str, Any] = {"num_gpus": self.gpu_share(task, config)}
         if node:
             opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node_id=node, soft=True)
         t0 = time.monotonic()
@@ -216,6 +218,12 @@ class RayExecutor:
         v.evidence.setdefault("executor", {"name": self.name, "prebuild": getattr(res, "outcome", None),
                                            **where, "judge_node": judged_on.short()})
         return v
+
+    def gpu_share(self, task: Task, config: EvalConfig) -> float:
+        """The Ray GPU resource one judge task asks for: ``weight / judges_per_gpu`` (at most 1)."""
+        if not config.device.startswith("cuda"):
+            return 0
+        return self._weights(task, config, self.judges_per_gpu) / self.judges_per_gpu
 
     def summary(self) -> dict[str, Any]:
         s = self.stats.summary()

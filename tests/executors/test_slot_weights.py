@@ -151,3 +151,18 @@ def test_a_weighted_take_holds_nothing_while_it_waits_unless_it_is_the_grower(tm
     else:
         assert got is not None and len(got.held) == 2
         got.release()
+
+
+def test_the_ray_executor_asks_for_the_same_share_of_a_gpu(monkeypatch):
+    """Ray judge tasks ask for ``weight / judges_per_gpu`` of a GPU resource, the local executor's
+    weight: Ray then packs no two heavy judgements on one GPU either."""
+    from types import SimpleNamespace
+
+    from harness.executors.base import GpuWeights
+    from harness.executors.ray_executor import RayExecutor
+
+    monkeypatch.setenv("KH_GPU_MEMORY_MIB", str(140 * 1024))
+    ex = SimpleNamespace(_weights=GpuWeights(), judges_per_gpu=6)
+    assert RayExecutor.gpu_share(ex, SizedTask("l1norm", 8.0), EvalConfig(device="cuda:0")) == pytest.approx(4 / 6)
+    assert RayExecutor.gpu_share(ex, SizedTask("relu", 0.01), EvalConfig(device="cuda:0")) == pytest.approx(1 / 6)
+    assert RayExecutor.gpu_share(ex, SizedTask("l1norm", 8.0), EvalConfig(device="cpu")) == 0
