@@ -35,23 +35,23 @@ its CPU placement and the machine's load:
 
 Each check rejects when the low quantile of the candidate's samples exceeds the control's by
 more than ``THRESHOLD x floor``: work hidden at or above the floor is caught, work under half
-the floor is never flagged. A low quantile: scheduling noise only ever adds to a sample,
-hidden work adds to every call's. The two tails also reject when the median of the
-call-by-call differences (the i-th candidate sample less the i-th control's: the samples are
-taken in alternating blocks, then in the confirmation round call by call) is over the same
-threshold. It also sees work hidden in only some calls: the low quantile moves only when more
-than 90% of the candidate's calls hide it, the paired median once more than half do (and fewer
-than half cannot move the median time the speedup is computed from). A drift of the worker's
-host latency within a judgement moves the control's low quantile without moving the pairs: on an H200 (2026-11-28) one #34 judgement in four had a
-confirmation round whose control tails all sat at 71-96 us (21 us in the others), a quantile
-excess of 13.5 us and a paired median of 18.8 us. Replayed on 314 honest GPU verdicts of
-sessions 28-29 (harness/bench/tools/wallclock_replay.py) neither statistic flagged any (largest
-0.61 x the threshold), and #34's paired median was 18-30 us in all 11 of its recorded
-judgements. The parent clock keeps the quantile alone (its honest paired medians reached
-0.75 x its threshold). A check that fires is confirmed before it rejects: the
-timing phase runs ``CONFIRM_CALLS`` more candidate/control pairs, alternating call by call,
-and only those samples decide (on the H100, 1 honest relu run in 16 had a first-round tail
-excess of 46 us and a parent-clock excess of 159 us; hidden work fires in every round).
+the floor is never flagged. A low quantile: scheduling noise only ever adds to a sample, hidden
+work adds to every call's. The two tails also reject when the median of the call-by-call
+differences (the i-th candidate sample less the i-th control's: the samples are taken in
+alternating blocks, then in the confirmation round call by call) is over the same threshold. It
+also sees work hidden in only some calls: the low quantile moves only when more than 90% of the
+candidate's calls hide it, the paired median once more than half do (and fewer than half cannot
+move the median time the speedup is computed from). A drift of the worker's host latency within
+a judgement moves the control's low quantile without moving the pairs: on an H200 (2026-11-28)
+one #34 judgement in four had a confirmation round whose control tails all sat at 71-96 us (21
+us in the others), a quantile excess of 13.5 us and a paired median of 18.8 us. Replayed on 314
+honest GPU verdicts of sessions 28-29 (harness/bench/tools/wallclock_replay.py) neither
+statistic flagged any (largest 0.61 x the threshold), and #34's paired median was 18-30 us in
+all 11 of its recorded judgements. The parent clock keeps the quantile alone (its honest paired
+medians reached 0.75 x its threshold). A check that fires is confirmed before it rejects: the
+timing phase runs ``CONFIRM_CALLS`` more candidate/control pairs, alternating call by call, and
+only those samples decide (on the H100, 1 honest relu run in 16 had a first-round tail excess of
+46 us and a parent-clock excess of 159 us; hidden work fires in every round).
 """
 
 from __future__ import annotations
