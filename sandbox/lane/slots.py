@@ -60,17 +60,25 @@ class Slot:
             self.fd = -1
 
 
+def _flock(path: str) -> int | None:
+    """An exclusive ``flock`` on ``path`` without waiting: its fd, or None when another holds it.
+    OSError when the file cannot be opened."""
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)  # flock needs no write access
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def try_take(base: str, limit: int) -> Slot | None:
     """A free slot among ``base``0 .. ``base``(limit-1), or None when every one is held. OSError
     when a slot file cannot be opened (the caller then counts nothing)."""
     for k in range(max(1, limit)):
-        fd = os.open(f"{base}{k}", os.O_RDONLY | os.O_CREAT, 0o666)  # flock needs no write access
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        return Slot(fd, k)
+        fd = _flock(f"{base}{k}")
+        if fd is not None:
+            return Slot(fd, k)
     return None
 
 
@@ -98,13 +106,9 @@ def _take_more(base: str, limit: int, held: list[Slot], n: int) -> None:
             return
         if k in mine:
             continue
-        fd = os.open(f"{base}{k}", os.O_RDONLY | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        held.append(Slot(fd, k))
+        fd = _flock(f"{base}{k}")
+        if fd is not None:
+            held.append(Slot(fd, k))
 
 
 def take(base: str, limit: Callable[[], int], give_up: Callable[[], bool],
@@ -152,13 +156,7 @@ def _growing(base: str) -> bool:
 
 
 def _try_grower(base: str) -> int | None:
-    fd = os.open(f"{base}grow", os.O_RDONLY | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    return _flock(f"{base}grow")
 
 
 def weight_for(need_bytes: int | None, gpu_bytes: int | None, limit: int) -> int:
