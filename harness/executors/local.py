@@ -125,7 +125,7 @@ class LocalExecutor:
         # than judges_per_device of the device's judgements are in flight and not parked, so a slow
         # or hanging warm-up occupies its own judgement, not a lane
         self._running = dict.fromkeys(self.devices, 0)
-        self._weights = GpuWeights()  # slots a judgement takes, per task and config (_weight)
+        self._weights = GpuWeights()  # slots a judgement takes, per task and config
         self._timers = [threading.Thread(target=self._timing_loop, args=(d,), name=f"kh-time-{d}-{k}", daemon=True)
                         for d in self.devices for k in range(2 * self.judges_per_device)]
         for t in self._timers:
@@ -282,14 +282,14 @@ class LocalExecutor:
         """The machine's slots for one judgement in flight on ``device`` (sandbox/lane/slots.py):
         several harness processes on one machine share judges_per_device per GPU instead of each
         starting as many, and a judgement takes as many slots as its share of the GPU's memory
-        (``_weight``). (slots, seconds waited); (None, None) where nothing is counted (a CPU
+        (``GpuWeights``). (slots, seconds waited); (None, None) where nothing is counted (a CPU
         device, KH_MACHINE_SLOTS=0); (False, ...) once the executor closed while waiting. The
         slots this process may try grow with its parked judgements, as its lanes do (_lane_free)."""
         try:
             base = machine_slots.base_for(device)
             if base is None:
                 return None, None
-            weight = self._weight(unit) if unit is not None else 1
+            weight = 1 if unit is None else self._weights(unit.task, unit.config, self.judges_per_device)
             slot, waited = machine_slots.take(base, lambda: self.judges_per_device + parked_judgements(device),
                                               lambda: self._closed, weight=weight)
         except OSError:  # the slot files cannot be made or opened here: judged as if not counted
@@ -297,10 +297,6 @@ class LocalExecutor:
         with self.stats.lock:
             self.stats.slot_wait_s += waited
         return (False if slot is None else slot), waited
-
-    def _weight(self, unit: _Unit) -> int:
-        """The slots a judgement of ``unit`` takes: its share of the GPU's memory (GpuWeights)."""
-        return self._weights(unit.task, unit.config, self.judges_per_device)
 
     def _lane_free(self, device: str) -> bool:
         """Fewer than judges_per_device of ``device``'s judgements are in flight and not parked."""

@@ -87,7 +87,6 @@ def size_check(task: Task, config: Any) -> SizeCheck | None:
     mapped in the reference worker), on a GPU the device's memory (from nvidia-smi, when it
     answers) and the host RAM behind the arena. The check that binds most is returned; None
     when the size cannot be estimated (the judge then finds out itself)."""
-    from sandbox.machine import nvidia_smi
     from sandbox.worker.judgeenv import worker_limits
 
     cuda = str(config.device).startswith("cuda")
@@ -99,7 +98,7 @@ def size_check(task: Task, config: Any) -> SizeCheck | None:
     checks: list[SizeCheck] = []
     for s in sizes:
         if cuda:
-            gpu = mib_bytes(nvidia_smi("memory.total"))
+            gpu = gpu_memory_bytes()
             if gpu:
                 checks.append(SizeCheck(s, s.worker_need(True), gpu, f"the GPU's memory ({_gib(gpu)})"))
             checks.append(SizeCheck(s, s.arena(), ram, f"this machine's RAM ({_gib(ram)}) for the judge's "
@@ -134,11 +133,9 @@ def device_arena_fits(task: Task, config: Any, sizes: list[DataSize] | None = No
     only then; otherwise the host arena, as before, so a task that fits with its buffers in host
     RAM is never refused or failed for them. True when the size or the GPU's memory is unknown
     (the device arena falls back by itself if it cannot be made)."""
-    from sandbox.machine import nvidia_smi
-
     if not str(config.device).startswith("cuda"):
         return False
-    gpu = mib_bytes(nvidia_smi("memory.total"))
+    gpu = gpu_memory_bytes()
     if not gpu:
         return True
     sizes = judged_sizes(task, config) if sizes is None else sizes

@@ -88,10 +88,6 @@ class Slots:
     def __init__(self, held: list[Slot]) -> None:
         self.held = held
 
-    @property
-    def index(self) -> int:
-        return self.held[0].index if self.held else -1
-
     def release(self) -> None:
         for s in self.held:
             s.release()

@@ -42,10 +42,9 @@ def presize_budget() -> int:
 
 @functools.cache
 def _gpu_bytes() -> int:
-    from sandbox.intake.datasize import mib_bytes
-    from sandbox.machine import nvidia_smi
+    from sandbox.intake.datasize import gpu_memory_bytes
 
-    return mib_bytes(nvidia_smi("memory.total")) or PRESIZE_SHARE * 4 * 2**30
+    return gpu_memory_bytes() or PRESIZE_SHARE * 4 * 2**30
 
 
 def device_sizes(entry: str | None, sizes: Sequence[Any]) -> tuple[dict[str, int], str]:
