@@ -22,12 +22,12 @@ from sandbox.check.calls import Checks, ReferenceFailed, Reject, failure_status
 from sandbox.config import EvalConfig
 from sandbox.intake import scan
 from sandbox.intake.candidate import Entry, entry_point
-from sandbox.intake.datasize import device_arena_fits, judged_sizes
+from sandbox.intake.datasize import device_arena_fits, judged_sizes, judgement_gpu_bytes
 from sandbox.intake.task import Task, TaskError
 from sandbox.isolation import get_launcher
 from sandbox.isolation.base import SandboxUnavailable
 from sandbox.isolation.process import outer_uid
-from sandbox.lane import devicelock, holdcpu
+from sandbox.lane import devicelock, gpumem, holdcpu
 from sandbox.lane.devicelock import DeviceLock, device_lock
 from sandbox.lane.firstcall import FirstCalls
 from sandbox.modelsetup import ModelSetups
@@ -90,6 +90,9 @@ class Judge(Checks, ModelSetups):
         # the warm-up's one budget and its record of the device given up (sandbox/lane/firstcall.py)
         self.first_calls = FirstCalls(config.first_call_timeout_s)
         self.warm_setup_s: dict[str, float] = {}  # the candidate's setup at each profile in the warm-up
+        # its share of the GPU's memory, from its first arena to its end (sandbox/lane/gpumem.py);
+        # the warm-apart worker's Judge shares it (sandbox/build/buildphase.py)
+        self.gpu_mem = gpumem.GpuMemory()
 
     # -- helpers -----------------------------------------------------------------------
     def overrides(self, profile: str) -> dict[str, Any]:
@@ -134,6 +137,8 @@ class Judge(Checks, ModelSetups):
                                      "a problem of this machine or of the jail, not of the candidate; "
                                      "`harness doctor` checks the jail)") from e
         sizes = judged_sizes(self.task, self.cfg) if self.cfg.device.startswith("cuda") else []
+        if sizes:
+            self._reserve_gpu_memory(sizes)
         self.arena = arenasetup.attach(self.ref, self.cand, self.cfg.device, ram, self.v.evidence,
                                        device_arena_fits(self.task, self.cfg, sizes), sizes)
         self.v.environment = environment(self.cfg.device, self.cand.isolation)
@@ -143,6 +148,17 @@ class Judge(Checks, ModelSetups):
         extra = getattr(launcher, "environment", None)
         if callable(extra):
             self.v.environment.update(extra())
+
+    def _reserve_gpu_memory(self, sizes: list[Any]) -> None:
+        """Wait for this judgement's share of the GPU's memory before its arena takes any
+        (sandbox/lane/gpumem.py). The wait is not the candidate's time: its deadlines move by as much."""
+        waited = self.gpu_mem.reserve(self.cfg.device, judgement_gpu_bytes(self.task, self.cfg, sizes))
+        if waited > 0:
+            self.deadline += waited
+            for w in (self.ref, self.cand):
+                if w is not None:
+                    w.deadline += waited
+            self.v.durations_s["memory_wait"] = round(self.v.durations_s.get("memory_wait", 0.0) + waited, 3)
 
     def _take_device(self) -> None:
         """Wait for the device (sandbox/lane/devicelock.py): from here until close() no other
@@ -346,21 +362,7 @@ class Judge(Checks, ModelSetups):
                 self.arena.close()
 
 
-def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
-    trusted = buildcache.layout(cache_root(config), source)[2]
-    path, why_not = opcount.ensure(trusted)  # before the judgement's clock starts; no worker writes there
-    fused, fused_why = fusedcompare.ensure(trusted) if fusedcompare.wanted(config.device) else (None, None)
-    headers = pch.prepare(source)  # the precompiled headers its C++ builds can use (KH_BUILD_PCH), as well
-    j = Judge(task, source, config)
-    j.opcount_path = path
-    if why_not:
-        j.v.evidence["opcount"] = why_not
-    if fused:  # the reference worker's one-kernel float pass (sandbox/check/fusedcompare.py)
-        j.fused_src = (fused, fusedcompare.file_sha256(fused))
-    elif fused_why:
-        j.v.evidence["compare_fused"] = {"outputs": 0, "error": fused_why}
-    if headers.get("built_s") or headers.get("not_built"):
-        j.v.evidence["pch"] = headers
+def _run_and_close(j: Judge) -> None:
     ref_failure: str | None = None
     try:
         try:
@@ -377,6 +379,29 @@ def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
                 j.tier.close()
     if ref_failure is not None:  # the candidate's workers are gone: now the reference runs alone
         attribute(j, ref_failure)
+
+
+def judge(task: Task, source: str, config: EvalConfig) -> Verdict:
+    trusted = buildcache.layout(cache_root(config), source)[2]
+    path, why_not = opcount.ensure(trusted)  # before the judgement's clock starts; no worker writes there
+    fused, fused_why = fusedcompare.ensure(trusted) if fusedcompare.wanted(config.device) else (None, None)
+    headers = pch.prepare(source)  # the precompiled headers its C++ builds can use (KH_BUILD_PCH), as well
+    j = Judge(task, source, config)
+    j.opcount_path = path
+    if why_not:
+        j.v.evidence["opcount"] = why_not
+    if fused:  # the reference worker's one-kernel float pass (sandbox/check/fusedcompare.py)
+        j.fused_src = (fused, fusedcompare.file_sha256(fused))
+    elif fused_why:
+        j.v.evidence["compare_fused"] = {"outputs": 0, "error": fused_why}
+    if headers.get("built_s") or headers.get("not_built"):
+        j.v.evidence["pch"] = headers
+    try:
+        _run_and_close(j)
+    finally:  # whatever ended it: the judgement's GPU memory is given back (sandbox/lane/gpumem.py)
+        j.gpu_mem.release()
+    if j.gpu_mem.evidence.get("units") is not None:
+        j.v.evidence["gpu_memory"] = j.gpu_mem.evidence
     j.v.tolerance = tolerance_evidence(j.v.trials, j.atol, j.rtol)  # also, most usefully, when incorrect
     j.v.durations_s["total"] = round(time.monotonic() - j.t0, 3)
     if j.v.status is not Status.VALID:  # no speedup is reported for a kernel that is not valid

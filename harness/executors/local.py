@@ -30,7 +30,7 @@ from typing import Any
 
 from harness.astlock import serialise_ast_parse
 from harness.executors import buildorder
-from harness.executors.base import ExecutorStats, GpuWeights, JudgeFn
+from harness.executors.base import ExecutorStats, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
 from sandbox.contract import EvalConfig, Task, Verdict, machine_slots, parked_judgements
 
@@ -92,7 +92,7 @@ class LocalExecutor:
     def __init__(self, compile_workers: int | None = None, timing_devices: list[str] | None = None,
                  compile_cuts: bool = True, judge_fn: JudgeFn | None = None,
                  build_fn: Callable[..., Any] | None = None, build_nice: int = 10,
-                 judges_per_device: int | None = None) -> None:
+                 judges_per_device: int | None = None, hold_judging: bool = False) -> None:
         serialise_ast_parse()  # candidates are parsed from several threads (static scan)
         self.compile_workers = default_compile_workers() if compile_workers is None else compile_workers
         self.devices = timing_devices or default_timing_devices()
@@ -107,6 +107,7 @@ class LocalExecutor:
         self._units: dict[int, _Unit] = {}  # submitted, not yet resolved
         self._cv = threading.Condition()
         self._closed = False
+        self._held = hold_judging  # builds only, no judgement, until open_judging() (a batch's task check)
         self._to_build: list[tuple[int, int, _Unit]] = []  # (build class, seq, unit): cheapest first
         self._built_sources: set[str] = set()  # native sources this executor has built once
         self.build_order: list[int] = []  # seq of each unit as its build started (for tests and stats)
@@ -125,7 +126,6 @@ class LocalExecutor:
         # than judges_per_device of the device's judgements are in flight and not parked, so a slow
         # or hanging warm-up occupies its own judgement, not a lane
         self._running = dict.fromkeys(self.devices, 0)
-        self._weights = GpuWeights()  # slots a judgement takes, per task and config
         self._timers = [threading.Thread(target=self._timing_loop, args=(d,), name=f"kh-time-{d}-{k}", daemon=True)
                         for d in self.devices for k in range(2 * self.judges_per_device)]
         for t in self._timers:
@@ -151,6 +151,13 @@ class LocalExecutor:
                 heapq.heappush(self._to_build, (cls, unit.seq, unit))
                 self._cv.notify_all()
         return fut
+
+    def open_judging(self) -> None:
+        """Let the timing threads take units (an executor made with ``hold_judging=True`` builds
+        while the batch's task check runs, and judges nothing before it passed)."""
+        with self._cv:
+            self._held = False
+            self._cv.notify_all()
 
     def judge(self, task: Task, source: str, config: EvalConfig) -> Verdict:
         return self.submit(task, source, config).result()
@@ -260,7 +267,7 @@ class LocalExecutor:
             from sandbox.contract import evaluate as judge
         while True:
             with self._cv:
-                while not self._closed and not (self._ready and self._lane_free(device)):
+                while not self._closed and not (not self._held and self._ready and self._lane_free(device)):
                     self._cv.wait(timeout=LANE_POLL_S)  # a judgement parks or resumes outside this condition
                 if self._closed:
                     return
@@ -281,17 +288,18 @@ class LocalExecutor:
     def _machine_slot(self, device: str, unit: _Unit | None = None) -> Any:
         """The machine's slots for one judgement in flight on ``device`` (sandbox/lane/slots.py):
         several harness processes on one machine share judges_per_device per GPU instead of each
-        starting as many, and a judgement takes as many slots as its share of the GPU's memory
-        (``GpuWeights``). (slots, seconds waited); (None, None) where nothing is counted (a CPU
-        device, KH_MACHINE_SLOTS=0); (False, ...) once the executor closed while waiting. The
-        slots this process may try grow with its parked judgements, as its lanes do (_lane_free)."""
+        starting as many. One slot a judgement: its share of the GPU's memory is reserved by the
+        judge itself, from its arena on (sandbox/lane/gpumem.py; session 29 weighed these slots,
+        which held the memory through both workers' start-up). (slots, seconds waited); (None,
+        None) where nothing is counted (a CPU device, KH_MACHINE_SLOTS=0); (False, ...) once the
+        executor closed while waiting. The slots this process may try grow with its parked
+        judgements, as its lanes do (_lane_free)."""
         try:
             base = machine_slots.base_for(device)
             if base is None:
                 return None, None
-            weight = 1 if unit is None else self._weights(unit.task, unit.config, self.judges_per_device)
             slot, waited = machine_slots.take(base, lambda: self.judges_per_device + parked_judgements(device),
-                                              lambda: self._closed, weight=weight)
+                                              lambda: self._closed)
         except OSError:  # the slot files cannot be made or opened here: judged as if not counted
             return None, None
         with self.stats.lock:

@@ -165,6 +165,7 @@ def warm_apart(j: Judging, profile: str, extras: list[str]) -> bool:
     b.first_calls = j.first_calls  # one budget for the judgement's first calls (sandbox/lane/firstcall.py)
     b.ticket, b.lock_rank = j.ticket, WARM_APART  # the unit's place in line, behind judging pairs
     b.baseline_compile = False  # its reference only makes the warm-up calls' inputs
+    b.gpu_mem = j.gpu_mem  # one reservation of the GPU's memory for the judgement (sandbox/lane/gpumem.py)
     t = time.monotonic()
     state: dict[str, object] = {"ok": True}
 

@@ -14,16 +14,13 @@ ends, so the machine as a whole has at most ``limit`` judgements in flight per G
 drops a slot when its holder dies. ``KH_MACHINE_SLOTS=0`` turns the count off (each process
 counts only its own).
 
-**Weights: the GPU's memory.** Each slot also stands for ``1/limit`` of the GPU's memory. A
-judgement whose data needs more (``weight``: KernelBench level-1 tasks with 8-16 GiB inputs need
-about 90 GiB with both workers and the device arena) takes that many slots, so judgements in
-flight together fit the GPU: on an H200 six judgements of level-1 tasks 37-40 ran beside one
-another, filled its 140 GiB, and two honest ones were judged ``rejected sandbox.resources`` when
-the harness's own poison step could not allocate (2026-11-28). Several slots are taken all at
-once or not at all, so no one waits while holding some; one that has waited ``GROW_AFTER_S``
-takes the machine's single *grower* lock and then keeps the slots it gets until it has its
-weight; while there is a grower, single takes wait (only the grower holds while it waits: no
-deadlock, and a heavy judgement is not starved by light ones that would retake each slot freed).
+**Weighted takes.** ``take(..., weight=n)`` waits for ``n`` slots of a set. The judge uses it
+for its share of the GPU's memory (sandbox/lane/gpumem.py: its own set of files beside these,
+taken from the arena on); the executor's judging slots weigh one each. Several slots are taken all
+at once or not at all, so no one waits while holding some; one that has waited ``GROW_AFTER_S``
+takes the set's single *grower* lock and then keeps the slots it gets until it has its weight;
+while there is a grower, single takes wait (only the grower holds while it waits: no deadlock, and
+a heavy judgement is not starved by light ones that would retake each slot freed).
 """
 
 from __future__ import annotations

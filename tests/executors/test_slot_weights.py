@@ -16,7 +16,7 @@ import pytest
 from harness.executors.local import LocalExecutor
 from sandbox.evaluate import EvalConfig
 from sandbox.intake.datasize import DataSize, judgement_gpu_bytes
-from sandbox.lane import slots
+from sandbox.lane import gpumem, slots
 from sandbox.verdict import Status, Verdict
 
 GIB = 2**30
@@ -60,20 +60,30 @@ def test_a_judgements_weight_is_its_share_of_the_gpus_memory():
     assert judgement_gpu_bytes(SizedTask("l1norm", 8.0), EvalConfig(device="cpu")) is None
 
 
-def test_heavy_judgements_never_run_together_and_light_ones_fill_beside_them(tmp_path, monkeypatch):
-    """Six judging threads on one GPU of 140 GiB: four tasks needing about 89 GiB each (weight 4 of
-    6) and eight light ones. No two heavy judgements are ever in flight together, the weights in
-    flight never pass six, and light judgements still run beside a heavy one."""
+def test_heavy_judgements_never_hold_memory_together_and_start_up_beside_one_another(tmp_path, monkeypatch):
+    """Six judging threads on one GPU of 140 GiB: four tasks needing about 89 GiB each (8 of the
+    memory's 12 units) and eight light ones. The stand-in judge does what the judge does: a start-up
+    (both workers' Python, torch, CUDA) holding no reservation, then the reservation
+    (sandbox/lane/gpumem.py, taken where the arena is made), the hold, and the end. No two heavy
+    judgements ever hold memory together; light ones hold memory beside a heavy one; and heavy
+    judgements are in flight together, their start-ups beside one another (session 29 weighed the
+    executor's slots instead, which held the memory through the start-ups too: a GPU was busy
+    0.30-0.48 of a published-kernel run on two H200s, session 30)."""
     monkeypatch.setenv("KH_DEVICE_LOCK_DIR", str(tmp_path))
     monkeypatch.setenv("KH_GPU_MEMORY_MIB", str(140 * 1024))
-    log: list[tuple[float, float, int]] = []
+    log: list[tuple[float, float, float, int]] = []  # (start-up began, reserved at, ended, units)
     lock = threading.Lock()
 
     def judge(task, source, config):
         t0 = time.monotonic()
-        time.sleep(0.5 if task.inputs_gib > 1 else 0.25)
+        time.sleep(0.3)  # the workers' start-up
+        mem = gpumem.GpuMemory()
+        mem.reserve(config.device, judgement_gpu_bytes(task, config))
+        t1 = time.monotonic()
+        time.sleep(0.4 if task.inputs_gib > 1 else 0.2)
         with lock:
-            log.append((t0, time.monotonic(), 4 if task.inputs_gib > 1 else 1))
+            log.append((t0, t1, time.monotonic(), mem.evidence["units"]))
+        mem.release()
         return Verdict(status=Status.VALID, task=task.name, message=source)
 
     ex = LocalExecutor(compile_workers=0, timing_devices=["cuda:0"], compile_cuts=False, judge_fn=judge,
@@ -84,11 +94,13 @@ def test_heavy_judgements_never_run_together_and_light_ones_fill_beside_them(tmp
         assert all(f.result(timeout=120).status is Status.VALID for f in futs)
     finally:
         ex.close()
-    heavy = [x for x in log if x[2] == 4]
-    assert len(heavy) == 4 and most_at_once([(a, b, 1) for a, b, _ in heavy]) == 1
-    assert most_at_once(log) <= 6
-    light_beside_heavy = any(a < hb and ha < b for a, b, w in log if w == 1 for ha, hb, _ in heavy)
-    assert light_beside_heavy
+    heavy = [x for x in log if x[3] > 1]
+    assert len(heavy) == 4 and {x[3] for x in heavy} == {8} and {x[3] for x in log if x not in heavy} == {1}
+    assert most_at_once([(r, e, 1) for _, r, e, _ in heavy]) == 1
+    assert most_at_once([(r, e, u) for _, r, e, u in log]) <= gpumem.UNITS
+    assert any(r < he and hr < e for _, r, e, u in log if u == 1 for _, hr, he, _ in heavy)
+    # heavy judgements are in flight together (start-ups, waits for memory): only their holds are one at a time
+    assert most_at_once([(s, e, 1) for s, _, e, _ in heavy]) >= 2
 
 
 def test_a_heavy_judgement_is_not_starved_by_light_ones_taking_single_slots(tmp_path, monkeypatch):
