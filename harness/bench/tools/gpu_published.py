@@ -27,7 +27,6 @@ import argparse
 import collections
 import json
 import os
-import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,6 +88,7 @@ def summary(out: Path, t0: float) -> dict[str, Any]:
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines() if x.strip()]
     done, compile_s, build_wall, held, statuses, rules, builds = [], [], [], [], collections.Counter(), \
         collections.Counter(), collections.Counter()
+    starts, lanes, slot_wait, mem_wait = [], collections.defaultdict(float), [], []
     for row in rows:
         statuses[row["status"]] += 1
         if row.get("rule"):
@@ -107,6 +107,10 @@ def summary(out: Path, t0: float) -> dict[str, Any]:
             build_wall.append(float(d["build"]))
         if d.get("exclusive") is not None:
             held.append(float(d["exclusive"]))
+            lanes[ex.get("lane") or "?"] += float(d["exclusive"])
+        starts.append(done[-1] - float(d.get("total") or 0.0))
+        slot_wait.append(float(ex.get("slot_wait_s") or 0.0))
+        mem_wait.append(float(d.get("memory_wait") or 0.0))
         builds[ex.get("prebuild", "?")] += 1
     done.sort()
     s: dict[str, Any] = {"judged": len(rows), "statuses": dict(statuses), "rules": dict(rules.most_common(8)),
@@ -120,6 +124,11 @@ def summary(out: Path, t0: float) -> dict[str, Any]:
              held_median_s=_pct(held, 0.5), held_p90_s=_pct(held, 0.9))
     if compile_s:
         s["compile_at_most_20s"] = sum(c <= 20 for c in compile_s)
+    if done and starts:  # the share of the judgements' span each GPU was held
+        span = max(1e-9, done[-1] - min(starts))
+        s["gpu_busy"] = {k: round(v / span, 2) for k, v in sorted(lanes.items())}
+    s.update(slot_wait_median_s=_pct(slot_wait, 0.5), slot_wait_max_s=_pct(slot_wait, 1.0),
+             memory_wait_median_s=_pct(mem_wait, 0.5), memory_wait_max_s=_pct(mem_wait, 1.0))
     return s
 
 
