@@ -5,14 +5,16 @@
 Every pair gets the ``EvalConfig`` that ``harness eval`` would build for it (the judging
 policy, ``harness.policy.eval_config``), so verdicts are those of one-at-a-time evaluation. All
 pairs are submitted at once to the executor (``local``: compile workers build ahead of one
-timing lane per device; ``ray``; ``serial``); rows are written in the calling thread as
-verdicts arrive, so the output files and the store have one writer.
+timing lane per device, and while ``before_judging``, eval-batch's task check, runs; ``ray``;
+``serial``); rows are written in the calling thread as verdicts arrive, so the output files and
+the store have one writer.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -187,7 +189,7 @@ def _prepare(pairs: list[Pair], opts: BatchOptions) -> list[Prepared]:
     return out
 
 
-def _executor(opts: BatchOptions, preps: list[Prepared]) -> Any:
+def _executor(opts: BatchOptions, preps: list[Prepared], hold_judging: bool = False) -> Any:
     cuda = any(p.device.startswith("cuda") for p in preps)
     if opts.executor == "local":
         from harness.executors.local import LocalExecutor, default_timing_devices
@@ -196,10 +198,41 @@ def _executor(opts: BatchOptions, preps: list[Prepared]) -> Any:
             compile_workers=opts.jobs,
             compile_cuts=cuda,
             timing_devices=default_timing_devices() if cuda else ["cpu"],
+            hold_judging=hold_judging,
         )
     from harness.executors import make_executor
 
     return make_executor(opts.executor, ray_address=opts.ray_address, compile_cuts=cuda)
+
+
+def _start(
+    opts: BatchOptions,
+    preps: list[Prepared],
+    judge: list[Prepared],
+    before_judging: Callable[[], Any] | None,
+) -> tuple[Any, dict[Future, Prepared]]:
+    """(the executor, its futures) with every unit of ``judge`` submitted; (None, {}) when there
+    is none. ``before_judging`` (eval-batch: the task check) returns first: the local executor
+    builds meanwhile but, made with ``hold_judging``, judges nothing until it did; the ray and
+    serial executors start after it. Where it raises (a refusal's SystemExit, anything) the
+    executor is abandoned and closed and the error raised: nothing was judged."""
+    hold = before_judging is not None and opts.executor == "local" and bool(judge)
+    if before_judging is not None and not hold:
+        before_judging()
+    if not judge:
+        return None, {}
+    ex = _executor(opts, preps, hold_judging=hold)
+    try:
+        futs = {ex.submit(p.task, p.source, p.config): p for p in judge}
+        if hold:
+            assert before_judging is not None
+            before_judging()
+            ex.open_judging()
+    except BaseException:
+        abandon(ex)  # the builds in flight given up: close waits for none
+        ex.close()
+        raise
+    return ex, futs
 
 
 def _outcome(p: Prepared, fut: Future) -> tuple[Any, str | None, str | None]:
@@ -216,30 +249,79 @@ def _outcome(p: Prepared, fut: Future) -> tuple[Any, str | None, str | None]:
 
 
 def run_batch(
-    pairs: list[Pair], opts: BatchOptions, *, stream: TextIO | None = None
+    pairs: list[Pair],
+    opts: BatchOptions,
+    *,
+    stream: TextIO | None = None,
+    before_judging: Callable[[], Any] | None = None,
 ) -> BatchReport:
-    from harness.store import config_key
-    from harness.tasksize import record_globals
-
+    """Judge ``pairs`` into ``opts.out``. ``before_judging`` (eval-batch: the task check) runs
+    while the local executor's compile workers build; judging starts once it returned, and where
+    it raises nothing is judged and nothing is written (the folder and the store are opened after
+    it)."""
     preps = _prepare(pairs, opts)
     out = BatchOutput(opts.out)
-    done = out.open({p.pair.id: p.row["key"] for p in preps})
-    todo = [p for p in preps if p.row["key"] not in done]
-    progress = BatchProgress(len(preps), len(preps) - len(todo), stream, opts.progress)
+    keys = {p.pair.id: p.row["key"] for p in preps}
+    earlier = out.kept(keys)  # a look only: the folder is written once before_judging returned
+    todo = [p for p in preps if p.row["key"] not in earlier]
+    ex, futs = _start(opts, preps, [p for p in todo if p.error is None], before_judging)
+    summary: dict[str, Any] = {}
+    error = None
     recorder = None
-    if opts.store is not None:
-        from harness.batch.record import StoreRecorder
+    try:
+        done = out.open(keys)
+        progress = BatchProgress(len(preps), len(preps) - len(todo), stream, opts.progress)
+        if opts.store is not None:
+            from harness.batch.record import StoreRecorder
 
-        cfg = {k: v for k, v in asdict(opts).items() if k not in ("out", "store", "progress")}
-        recorder = StoreRecorder(
-            opts.store,
-            out.dir,
-            label=opts.label,
-            device=opts.device,
-            rules=opts.rules,
-            config={**cfg, "out": str(opts.out)},
-            n_kernels=len(preps),
-        )
+            cfg = {k: v for k, v in asdict(opts).items() if k not in ("out", "store", "progress")}
+            recorder = StoreRecorder(
+                opts.store,
+                out.dir,
+                label=opts.label,
+                device=opts.device,
+                rules=opts.rules,
+                config={**cfg, "out": str(opts.out)},
+                n_kernels=len(preps),
+            )
+        _collect(preps, todo, futs, done, out, progress, recorder)
+        summary = ex.summary() if ex is not None and hasattr(ex, "summary") else {}
+    except BaseException as e:
+        error = f"interrupted: {type(e).__name__}"
+        if isinstance(e, KeyboardInterrupt) and ex is not None:
+            # Ctrl-C, SIGTERM: close waits for no build in flight
+            abandon(ex)
+        raise
+    finally:
+        if ex is not None:
+            ex.close()
+        out.close()
+        if recorder is not None:
+            recorder.finish(error)
+    rows = [done[p.row["key"]] for p in preps if p.row["key"] in done]
+    return BatchReport(
+        rows,
+        judged=len(todo),
+        skipped=len(preps) - len(todo),
+        out=out.dir,
+        run_id=recorder.run_id if recorder else None,
+        executor=summary,
+    )
+
+
+def _collect(
+    preps: list[Prepared],
+    todo: list[Prepared],
+    futs: dict[Future, Prepared],
+    done: dict[str, dict[str, Any]],
+    out: BatchOutput,
+    progress: BatchProgress,
+    recorder: Any,
+) -> None:
+    """A row for each kernel of ``todo`` as its verdict arrives (the earlier kernels stored first,
+    with ``recorder``), written in this thread: the output files and the store have one writer."""
+    from harness.store import config_key
+    from harness.tasksize import record_globals
 
     def emit(p: Prepared, verdict: Any, input_error: str | None, harness_error: str | None) -> None:
         row = dict(p.row)
@@ -285,37 +367,7 @@ def run_batch(
                         parse_error=row["message"] if v is None else None,
                         config_key=config_key(p.config) if p.config is not None else None,
                     )
-    summary: dict[str, Any] = {}
-    error = None
-    try:
-        for p in [p for p in todo if p.error is not None]:
-            emit(p, None, p.error, None)
-        judge = [p for p in todo if p.error is None]
-        if judge:
-            ex = _executor(opts, preps)
-            try:
-                futs = {ex.submit(p.task, p.source, p.config): p for p in judge}
-                for fut in as_completed(futs):
-                    emit(futs[fut], *_outcome(futs[fut], fut))
-                summary = ex.summary() if hasattr(ex, "summary") else {}
-            except KeyboardInterrupt:  # Ctrl-C, SIGTERM: close waits for no build in flight
-                abandon(ex)
-                raise
-            finally:
-                ex.close()
-    except BaseException as e:
-        error = f"interrupted: {type(e).__name__}"
-        raise
-    finally:
-        out.close()
-        if recorder is not None:
-            recorder.finish(error)
-    rows = [done[p.row["key"]] for p in preps if p.row["key"] in done]
-    return BatchReport(
-        rows,
-        judged=len(todo),
-        skipped=len(preps) - len(todo),
-        out=out.dir,
-        run_id=recorder.run_id if recorder else None,
-        executor=summary,
-    )
+    for p in [p for p in todo if p.error is not None]:
+        emit(p, None, p.error, None)
+    for fut in as_completed(futs):  # resolved before judging opened (compile errors): at once
+        emit(futs[fut], *_outcome(futs[fut], fut))

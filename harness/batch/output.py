@@ -102,9 +102,8 @@ class BatchOutput:
     """The output folder of one batch (see module docstring)."""
 
     def __init__(self, out: str | Path):
+        """Reads and writes nothing: ``kept`` reads earlier rows, ``open`` makes the folder."""
         self.dir = Path(out)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "verdicts").mkdir(exist_ok=True)
         self.jsonl = self.dir / "results.jsonl"
         self.csv = self.dir / "results.csv"
         self.rows: list[dict[str, Any]] = []
@@ -126,8 +125,19 @@ class BatchOutput:
         return out
 
     def open(self, keys: dict[str, str]) -> dict[str, dict[str, Any]]:
-        """Keep earlier rows (see module docstring) given the batch's ``id -> key``; rewrite both
-        files from them; return the kept rows of the batch by key (those kernels are skipped)."""
+        """Keep earlier rows (``kept``) given the batch's ``id -> key``; make the folder and
+        rewrite both files from them; return the kept rows of the batch by key (those kernels
+        are skipped)."""
+        done = self.kept(keys)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "verdicts").mkdir(exist_ok=True)
+        self._rewrite()
+        return done
+
+    def kept(self, keys: dict[str, str]) -> dict[str, dict[str, Any]]:
+        """The earlier rows kept (see module docstring) given the batch's ``id -> key``, in
+        ``self.rows``; the kept rows of the batch by key. Only reads: a batch learns what is left to
+        judge before its task check, and writes nothing if the check refuses it."""
         kept = []
         for row in self.previous_rows():
             if row["status"] == HARNESS_ERROR:
@@ -140,7 +150,6 @@ class BatchOutput:
             last[row["id"]] = row
         kept = [r for r in kept if last[r["id"]] is r]
         self.rows = kept
-        self._rewrite()
         return {r["key"]: r for r in kept if r["id"] in keys}
 
     def _rewrite(self) -> None:

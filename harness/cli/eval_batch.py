@@ -157,8 +157,11 @@ def cli(
     checks = _task_configs(pairs, opts)
     apply_sets([t for t, _ in checks], globals_set)  # every NAME is some reference's global (else exit 2)
     refuse_oversize(checks)  # before any worker: each reference's size against this machine
-    refuse_degenerate(checks, allow=allow_degenerate)  # sandbox/intake/taskcheck.py
-    report = run_batch(pairs, opts)
+    # the task check (sandbox/intake/taskcheck.py) runs while the compile workers build the
+    # candidates; judging starts once it passed, and a refusal (exit 2) judges and writes nothing
+    report = run_batch(
+        pairs, opts, before_judging=lambda: refuse_degenerate(checks, allow=allow_degenerate)
+    )
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items()))
     click.echo(
         f"{len(report.rows)} kernels ({kind}): {counts}; {report.judged} judged now, "

@@ -84,6 +84,7 @@ class _Unit:
     config: EvalConfig = field(compare=False)
     future: Future = field(compare=False)
     build: Any = field(default=None, compare=False)
+    unbuilt: bool = field(default=False, compare=False)  # an idle GPU took it before its build started
 
 
 class LocalExecutor:
@@ -92,7 +93,8 @@ class LocalExecutor:
     def __init__(self, compile_workers: int | None = None, timing_devices: list[str] | None = None,
                  compile_cuts: bool = True, judge_fn: JudgeFn | None = None,
                  build_fn: Callable[..., Any] | None = None, build_nice: int = 10,
-                 judges_per_device: int | None = None, hold_judging: bool = False) -> None:
+                 judges_per_device: int | None = None, hold_judging: bool = False,
+                 take_unbuilt: bool | None = None) -> None:
         serialise_ast_parse()  # candidates are parsed from several threads (static scan)
         self.compile_workers = default_compile_workers() if compile_workers is None else compile_workers
         self.devices = timing_devices or default_timing_devices()
@@ -107,6 +109,9 @@ class LocalExecutor:
         self._units: dict[int, _Unit] = {}  # submitted, not yet resolved
         self._cv = threading.Condition()
         self._closed = False
+        # an idle GPU takes units whose build has not started (_can_take_unbuilt); default: with the
+        # real build and judge only (a test's stand-ins say so themselves)
+        self._take_unbuilt_ok = (build_fn is None and judge_fn is None) if take_unbuilt is None else take_unbuilt
         self._held = hold_judging  # builds only, no judgement, until open_judging() (a batch's task check)
         self._to_build: list[tuple[int, int, _Unit]] = []  # (build class, seq, unit): cheapest first
         self._built_sources: set[str] = set()  # native sources this executor has built once
@@ -267,11 +272,12 @@ class LocalExecutor:
             from sandbox.contract import evaluate as judge
         while True:
             with self._cv:
-                while not self._closed and not (not self._held and self._ready and self._lane_free(device)):
+                while not self._closed and not (not self._held and self._lane_free(device)
+                                                and (self._ready or self._can_take_unbuilt(device))):
                     self._cv.wait(timeout=LANE_POLL_S)  # a judgement parks or resumes outside this condition
                 if self._closed:
                     return
-                unit = heapq.heappop(self._ready)
+                unit = heapq.heappop(self._ready) if self._ready else self._take_unbuilt()
                 self._running[device] += 1
             slot = None
             try:
@@ -284,6 +290,25 @@ class LocalExecutor:
                 with self._cv:
                     self._running[device] -= 1
                     self._cv.notify_all()
+
+    def _can_take_unbuilt(self, device: str) -> bool:
+        """A GPU with no judgement in flight and nothing ready takes a unit whose build has not
+        started, rather than idle until the compile pool finishes one: its judgement builds it beside
+        its workers' start (sandbox/build/buildphase.py, the order ``harness eval`` uses), so the
+        workers' ~10-15 s start-up overlaps the build instead of following it. On two H200s a
+        batch's first verdict came 32 s after submission with every build cached (session 30), the
+        prebuild's worker start and the judgement's, one after the other. On a GPU only (a CPU
+        lane's judgement would compile beside the other lanes' host timers)."""
+        return (self._take_unbuilt_ok and device.startswith("cuda") and not self._running[device]
+                and bool(self._to_build))
+
+    def _take_unbuilt(self) -> _Unit:
+        """The earliest-submitted unit whose build has not started (under ``_cv``)."""
+        k = min(range(len(self._to_build)), key=lambda i: self._to_build[i][1])
+        _, _, unit = self._to_build.pop(k)
+        heapq.heapify(self._to_build)
+        unit.unbuilt = True
+        return unit
 
     def _machine_slot(self, device: str, unit: _Unit | None = None) -> Any:
         """The machine's slots for one judgement in flight on ``device`` (sandbox/lane/slots.py):
@@ -327,8 +352,9 @@ class LocalExecutor:
                 v.evidence.setdefault("executor", {"name": self.name, "prebuild": unit.build.outcome,
                                                    "prebuild_compile_s": round(unit.build.compile_s, 3),
                                                    "lane": device, **slot})
-            else:  # nothing to compile ahead: it came straight to this lane
-                v.evidence.setdefault("executor", {"name": self.name, "prebuild": "none", "lane": device, **slot})
+            else:  # nothing to compile ahead, or an idle GPU took it unbuilt: it came straight to this lane
+                v.evidence.setdefault("executor", {"name": self.name, "prebuild": "taken unbuilt" if unit.unbuilt
+                                                   else "none", "lane": device, **slot})
             unit.future.set_result(v)
         finally:
             with self.stats.lock:  # busy = the time the device was held (whole judgement if unknown)

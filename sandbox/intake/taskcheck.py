@@ -12,8 +12,9 @@ close to the reference's, wherever it came from, is then judged correct.
 Where it runs: in a reference worker (the jailed worker role that runs references, never the
 candidate's), through the requests a judgement already uses (``setup`` with a seed, ``call``,
 ``fetch`` of the first draw's output into the arena, ``check`` of each redraw against it), one
-worker for all the tasks of one call, at the profile and on the device the judgement will use,
-holding the device's lock. The seeds are fixed, so the answer is deterministic; it is kept per
+worker for all the tasks of one call (on a CUDA device where several GPUs are visible, the tasks
+dealt round-robin over them, one worker per GPU, side by side), at the profile and on the device
+kind the judgement will use, holding the device's lock. The seeds are fixed, so the answer is deterministic; it is kept per
 task source, device kind and profile beside the reference cache's entry
 (``<cache root>/reference/<key>.checks.json``, sandbox/check/refcache.py), so each task is checked once
 per machine, not per candidate.
@@ -247,11 +248,56 @@ def _run(items: list[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
     return out
 
 
+def visible_gpus(device: str) -> list[str]:
+    """The devices a check on ``device`` is spread over: every GPU this process sees ("cuda:0",
+    "cuda:1", ...: numbered through our CUDA_VISIBLE_DEVICES, as a worker's "cuda:N" is) when
+    ``device`` is a CUDA device and more than one is visible, else ``device`` alone.
+    ``torch.cuda.device_count()`` counts them without creating a CUDA context here (as
+    ``resolve_device`` and the local executor already do in this process)."""
+    if not device.startswith("cuda"):
+        return [device]
+    try:
+        import torch
+
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:  # noqa: BLE001 - no count: the one device asked for
+        n = 0
+    return [f"cuda:{i}" for i in range(n)] if n > 1 else [device]
+
+
+def split_over(group: list[tuple[Task, EvalConfig]], devices: Sequence[str]) -> list[list[tuple[Task, EvalConfig]]]:
+    """``group`` dealt round-robin over ``devices``: part k holds items k, k + n, k + 2n, ... with
+    its configs moved to ``devices[k]`` (n = as many devices as there are items, at most). One
+    device, or one item: ``[group]`` as it is."""
+    n = min(len(devices), len(group))
+    if n <= 1:
+        return [group]
+    return [[(t, replace(c, device=devices[k])) for t, c in group[k::n]] for k in range(n)]
+
+
+def _run_split(group: list[tuple[Task, EvalConfig]]) -> list[tuple[tuple[Task, EvalConfig], TaskCheck]]:
+    """``group`` (one device, sandbox and cache root) checked as ``_run`` does, spread over the
+    visible GPUs when it is on a CUDA device and there are several: one reference worker per GPU,
+    side by side in threads, each holding its own device's lock (2.4 s a KernelBench task on an
+    H200, one after another, held a batch's compile workers back 150 s). (item, answer) pairs,
+    the items as given to the worker that checked them."""
+    parts = split_over(group, visible_gpus(group[0][1].device))
+    if len(parts) == 1:
+        return list(zip(group, _run(group), strict=True))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(len(parts), thread_name_prefix="kh-taskcheck") as pool:
+        futs = [pool.submit(_run, part) for part in parts]
+        results = [f.result() for f in futs]  # the first part that raised (SandboxUnavailable) raises
+    return [pair for part, res in zip(parts, results, strict=True) for pair in zip(part, res, strict=True)]
+
+
 def check_tasks(items: Sequence[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
     """The answer for each (task, the config it will be judged with), in order: kept answers where
-    there are, the rest computed (one reference worker per device, sandbox and cache root; a task
-    given many times, as in a batch, once) and kept. Raises SandboxUnavailable where no worker can
-    be started."""
+    there are, the rest computed (one reference worker per device, sandbox and cache root, or one
+    per GPU where a CUDA device's group is spread over several: ``_run_split``; a task given many
+    times, as in a batch, once) and kept. Raises SandboxUnavailable where no worker can be
+    started."""
     from sandbox.worker.judgeenv import cache_root
 
     answers: dict[tuple[str, str, str, str], TaskCheck] = {}
@@ -270,7 +316,7 @@ def check_tasks(items: Sequence[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
         else:
             todo.setdefault((cfg.device, cfg.sandbox, root, cfg.unsafe_no_isolation), []).append((task, cfg))
     for (device, _, root, _), group in todo.items():
-        for (task, cfg), res in zip(group, _run(group), strict=True):
+        for (task, cfg), res in _run_split(group):  # kept here, in this thread: one writer per file
             answers[(task.sha256, cfg.profile, _kind(device), root)] = res
             _keep(root, task, device, res)
     return [answers[k] for k in keys]

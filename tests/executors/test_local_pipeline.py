@@ -10,7 +10,7 @@ import time
 import pytest
 
 from harness.executors import make_executor
-from harness.executors.local import LocalExecutor
+from harness.executors.local import LANE_POLL_S, LocalExecutor
 from sandbox.build.prebuild import BuildResult
 from sandbox.evaluate import CandidateError, EvalConfig
 from sandbox.lane.devicelock import device_lock
@@ -134,6 +134,33 @@ def test_a_compile_error_in_the_build_worker_takes_no_timing_slot():
     assert summary["compile_errors"] == 1 and summary["judged"] == 1
 
 
+def test_a_held_executor_builds_but_judges_nothing_until_judging_opens():
+    """eval-batch's task check runs while the candidates build (harness/batch/driver.py): held,
+    the builds run and a compile error resolves, but no unit is judged before ``open_judging``;
+    closed while held (a refusal), every unit fails and none was judged."""
+    rec = Recorder(build_s=0.05)
+    sources = ["c0", "bad kernel", "c1", "c2"]
+    with LocalExecutor(compile_workers=2, timing_devices=["cuda:0"], compile_cuts=False, judge_fn=rec.judge,
+                       build_fn=rec.build, hold_judging=True) as ex:
+        futs = [ex.submit(Task("op"), s, EvalConfig()) for s in sources]
+        assert futs[1].result(timeout=30).status is Status.COMPILE_ERROR  # needs no judging
+        deadline = time.monotonic() + 20
+        while (ex.stats.built < 3 or rec.building) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(LANE_POLL_S + 0.2)  # every timing thread has looked again at least once
+        assert ex.stats.built == 3 and rec.judged == [] and not any(f.done() for f in futs[::2])
+        ex.open_judging()
+        assert [f.result(timeout=30).message for f in futs] == sources
+    assert sorted(rec.judged) == ["c0", "c1", "c2"]
+    rec = Recorder()
+    ex = LocalExecutor(compile_workers=1, timing_devices=["cuda:0"], compile_cuts=False, judge_fn=rec.judge,
+                       build_fn=rec.build, hold_judging=True)
+    futs = [ex.submit(Task("op"), f"c{i}", EvalConfig()) for i in range(2)]
+    ex.abandon()
+    ex.close()
+    assert all("closed before judging" in str(f.exception(timeout=10)) for f in futs) and rec.judged == []
+
+
 def test_candidate_errors_reach_the_caller_as_from_evaluate():
     rec = Recorder()
     with executor(rec) as ex, pytest.raises(CandidateError, match="no ModelNew"):
@@ -251,3 +278,25 @@ def test_the_compile_cuts_are_set_at_start_and_builds_do_not_wait_for_a_header(m
         ex.submit(Task("op"), "good", EvalConfig(device="cpu")).result(timeout=30)
         summary = ex.summary()
     assert summary["cuts"]["pch"] is True and summary["cuts"]["lite"] is True
+
+
+def test_an_idle_gpu_takes_a_unit_whose_build_has_not_started():
+    """With nothing ready and nothing in flight on a GPU, a judging thread takes the earliest unit
+    the compile pool has not started, and its judgement builds it (the judge's own build, beside its
+    workers' start-up): the first verdict does not wait for the pool's builds. A CPU lane never does."""
+    rec = Recorder(build_s=0.8, judge_s=0.02)
+    for device, expect_unbuilt in (("cuda:0", True), ("cpu", False)):
+        done_at: dict[str, float] = {}
+        with LocalExecutor(compile_workers=1, timing_devices=[device], compile_cuts=False, judge_fn=rec.judge,
+                           build_fn=rec.build, take_unbuilt=True) as ex:
+            t0 = time.monotonic()
+            futs = [ex.submit(Task("op"), f"{device}-c{i}", EvalConfig(device=device)) for i in range(3)]
+            for f in futs:
+                f.add_done_callback(lambda f, d=done_at, t=t0: d.setdefault(f.result().message, time.monotonic() - t))
+            out = [f.result(timeout=30) for f in futs]
+        taken = [v.message for v in out if v.evidence["executor"]["prebuild"] == "taken unbuilt"]
+        if expect_unbuilt:
+            assert taken and min(done_at[m] for m in taken) < 0.5, (taken, done_at)  # before any build finished
+            assert ex.stats.built + len(taken) == 3
+        else:
+            assert not taken and ex.stats.built == 3 and min(done_at.values()) >= 0.8

@@ -24,7 +24,9 @@ from sandbox.intake.taskcheck import (
     TaskCheck,
     check_tasks,
     lookup,
+    split_over,
     store_path,
+    visible_gpus,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,6 +98,26 @@ def test_redrawn_inputs_and_weights_find_the_degenerate_task_and_pass_the_contro
 def test_answers_round_trip():
     r = TaskCheck("t", "t.py", "small", "cpu", True, 1e-4, 1e-4, max_abs_diff=1e-9, changed=0.0)
     assert TaskCheck.from_dict(json.loads(json.dumps(r.to_dict()))) == r
+
+
+def test_a_check_on_cuda_is_dealt_round_robin_over_the_visible_gpus(monkeypatch):
+    """The parts each reference worker checks, one per GPU (the workers themselves run on a GPU
+    host: test_the_check_on_cuda_at_the_default_profile)."""
+    import torch
+
+    items = [(f"t{i}", EvalConfig(device="cuda", profile="default")) for i in range(5)]
+    parts = split_over(items, ["cuda:0", "cuda:1"])
+    assert [[t for t, _ in p] for p in parts] == [["t0", "t2", "t4"], ["t1", "t3"]]
+    assert [{c.device for _, c in p} for p in parts] == [{"cuda:0"}, {"cuda:1"}]
+    assert all(c.profile == "default" for p in parts for _, c in p)
+    assert [[t for t, _ in p] for p in split_over(items[:2], ["cuda:0", "cuda:1", "cuda:2"])] == [["t0"], ["t1"]]
+    assert split_over(items, ["cuda"]) == [items] and split_over(items[:1], ["cuda:0", "cuda:1"]) == [items[:1]]
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
+    assert visible_gpus("cuda") == visible_gpus("cuda:1") == ["cuda:0", "cuda:1", "cuda:2"]
+    assert visible_gpus("cpu") == ["cpu"]
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert visible_gpus("cuda") == ["cuda"]
 
 
 @pytest.fixture(scope="module")

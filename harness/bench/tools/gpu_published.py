@@ -18,7 +18,8 @@ ordered by their file name (a content hash, so levels, tasks and models interlea
 ``summary`` reads the batch's results.jsonl and verdicts (T0: the batch's start, epoch seconds) and
 prints the rate from submission and after the first verdict, the first verdict's time, the
 statuses, and the compile times the build workers measured (``evidence.executor.prebuild_compile_s``:
-CPU-side compile of one candidate while the others build beside it).
+CPU-side compile of one candidate while the others build beside it; ``durations_s.compile`` for a unit
+an idle GPU took before its build started, built by its judgement).
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ def summary(out: Path, t0: float) -> dict[str, Any]:
         d = v.get("durations_s") or {}
         if ex.get("prebuild") in ("built", "compile_error") and ex.get("prebuild_compile_s"):
             compile_s.append(float(ex["prebuild_compile_s"]))
+        elif ex.get("prebuild") in ("taken unbuilt", "none", None) and d.get("compile"):
+            compile_s.append(float(d["compile"]))  # built by the judgement itself (or a compile error)
         if d.get("build") is not None:
             build_wall.append(float(d["build"]))
         if d.get("exclusive") is not None:
