@@ -219,6 +219,8 @@ def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = 
                 return mod
             except ImportError:
                 pass
+        if cut and (d / ".failed").exists():  # a cut remembered as failed: skipped without the lock, which a
+            raise _CutFailed  # judging worker with the cache read-only cannot take (session 30: a false runtime_error)
         h = d.name
         ACTIVE[:] = [str(d), str(root_p / f"{h}.lock")]
         try:

@@ -159,3 +159,13 @@ def test_a_failed_slim_build_goes_on_to_the_lite_cut_then_the_stock_build(tmp_pa
     stock = [d for d in entries if d not in failed]
     assert "#include <torch/extension.h>" in texts[stock[0]]
     assert "compile cut" not in out["error"]  # the user sees the unchanged source's error
+    # again, as a judging worker after the build worker: the remembered failed cuts are skipped without
+    # their lock, which a read-only cache refuses (session 30: a published kernel whose slim build failed
+    # was judged runtime_error, "Read-only file system" on the slim entry's lock)
+    for lock in cache.glob("*.lock"):
+        lock.unlink()
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(REPO), str(cache)], capture_output=True, text=True,
+                       timeout=600, env={"PATH": "/usr/bin:/bin"})
+    again = json.loads(r.stdout.strip().splitlines()[-1])
+    assert (again["stats"]["slim_fallbacks"], again["stats"]["lite_fallbacks"]) == (1, 1)
+    assert sorted(p.name for p in cache.glob("*.lock")) == [f"{stock[0].name}.lock"]
