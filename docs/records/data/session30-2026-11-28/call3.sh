@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 30, call 3 (the two-H200 kind): call 2's published-kernel batch again, from nothing, after this
+# Session 30, call 3 (planned on the two-H200 kind, which was no longer lent: run on one H200, 16 cores,
+# with JOBS=8, half the cores as on the two-GPU host): call 2's published-kernel batch again, from nothing, after this
 # session's changes (62e9ca7 and after):
 #   - the GPU's memory reserved by the judge from its arena on (sandbox/lane/gpumem.py), not by weighting the
 #     executor's slots through both workers' start-up (call 2: GPUs busy 0.30-0.48, slot waits up to 142 s);
