@@ -349,8 +349,11 @@ class LocalExecutor:
         else:
             slot = {} if slot_wait is None else {"slot_wait_s": round(slot_wait, 3)}  # the machine-wide count's wait
             if unit.build is not None:
-                v.evidence.setdefault("executor", {"name": self.name, "prebuild": unit.build.outcome,
-                                                   "prebuild_compile_s": round(unit.build.compile_s, 3),
+                b = unit.build  # what the build worker did (slim/lite cuts and their fallbacks)
+                v.evidence.setdefault("executor", {"name": self.name, "prebuild": b.outcome,
+                                                   "prebuild_compile_s": round(b.compile_s, 3),
+                                                   "prebuild_build": {"builds": b.builds, "cache_hits": b.cache_hits,
+                                                                      **(b.extra or {})},
                                                    "lane": device, **slot})
             else:  # nothing to compile ahead, or an idle GPU took it unbuilt: it came straight to this lane
                 v.evidence.setdefault("executor", {"name": self.name, "prebuild": "taken unbuilt" if unit.unbuilt

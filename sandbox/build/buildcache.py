@@ -18,6 +18,7 @@ Tiers under the cache root (``layout``), so that no candidate can plant a build 
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -225,6 +226,10 @@ def install(root: str | os.PathLike[str], shared: list[str] | tuple[str, ...] = 
         ACTIVE[:] = [str(d), str(root_p / f"{h}.lock")]
         try:
             return _locked(h, name, d, build, is_python_module, cut)
+        except OSError as e:  # a cut tier the build worker did not leave here, in a cache this worker
+            if cut and e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):  # reads only (a sealed judging
+                raise _CutFailed from e  # worker): the next tier, which it did build (session 30)
+            raise
         finally:
             ACTIVE.clear()
 
