@@ -7,7 +7,8 @@ the evaluator imports nothing of ``harness/``.
 - what to judge with: ``EvalConfig``, the rule sets (``RULE_SETS``, ``STRICT``)
 - what comes back: ``Verdict``, ``Status``, ``Mode``; a candidate the judge cannot take:
   ``CandidateError``
-- the acts: ``evaluate`` (judge one candidate), ``prebuild`` / ``BuildResult``
+- the acts: ``evaluate`` (judge one candidate), ``prepare_trusted`` (its trusted helpers built
+  ahead), ``prebuild`` / ``BuildResult``
   (build ahead of judging), ``NATIVE_BUILD`` (which sources have extension builds),
   ``precompiled_headers`` (sandbox/build/pch.py: ``abandon()`` when a run is stopped by a signal,
   so a header being built does not hold it, ``reset()`` after), ``thread_workers``
@@ -31,7 +32,7 @@ from sandbox.build.buildphase import NATIVE_BUILD
 from sandbox.build.prebuild import BuildResult, prebuild
 from sandbox.config import EvalConfig
 from sandbox.errors import CandidateError
-from sandbox.evaluate import evaluate
+from sandbox.evaluate import evaluate, prepare_trusted
 from sandbox.intake.datasize import gpu_memory_bytes, judgement_gpu_bytes
 from sandbox.intake.task import OpMeta, Task, TaskError, load_task
 from sandbox.intake.taskcheck import DegenerateTask, TaskCheck, check_tasks
@@ -55,5 +56,5 @@ __all__ = [
     "package_version", "prebuild",
     "DegenerateTask", "TaskCheck", "check_tasks",
     "parked_judgements", "machine_slots", "precompiled_headers", "thread_workers",
-    "gpu_memory_bytes", "judgement_gpu_bytes",
+    "gpu_memory_bytes", "judgement_gpu_bytes", "prepare_trusted",
 ]

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from sandbox.intake.task import Task
 
-__all__ = ["CandidateError", "EvalConfig", "evaluate"]
+__all__ = ["CandidateError", "EvalConfig", "evaluate", "prepare_trusted"]
 
 
 def evaluate(task: Task | str | Path, source: str, config: EvalConfig | None = None) -> Verdict:
@@ -47,3 +47,20 @@ def evaluate(task: Task | str | Path, source: str, config: EvalConfig | None = N
     v = judge(task, source, config)
     taskcheck.record(v, checked, config)
     return v
+
+
+def prepare_trusted(config: EvalConfig) -> None:
+    """Build the trusted helpers a judgement under ``config`` loads, once per cache root: the op
+    counter (sandbox/rules/opcount.py) and, on a GPU, the one-kernel compare
+    (sandbox/check/fusedcompare.py). ``judge`` builds them itself before its clock starts; an
+    executor calls this as it starts, beside a batch's task check and builds, so that its first
+    judgement does not wait for them (11 s for the op counter on a loaded 2-core box)."""
+    from sandbox.build import buildcache
+    from sandbox.check import fusedcompare
+    from sandbox.rules import opcount
+    from sandbox.worker.judgeenv import cache_root
+
+    trusted = buildcache.layout(cache_root(config), "")[2]
+    opcount.ensure(trusted)
+    if fusedcompare.wanted(config.device):
+        fusedcompare.ensure(trusted)

@@ -112,6 +112,7 @@ class LocalExecutor:
         # an idle GPU takes units whose build has not started (_can_take_unbuilt); default: with the
         # real build and judge only (a test's stand-ins say so themselves)
         self._take_unbuilt_ok = (build_fn is None and judge_fn is None) if take_unbuilt is None else take_unbuilt
+        self._trusted_started = False  # prepare_trusted started (at the first submit)
         self._held = hold_judging  # builds only, no judgement, until open_judging() (a batch's task check)
         self._to_build: list[tuple[int, int, _Unit]] = []  # (build class, seq, unit): cheapest first
         self._built_sources: set[str] = set()  # native sources this executor has built once
@@ -142,6 +143,9 @@ class LocalExecutor:
             raise RuntimeError("the local executor is closed")
         fut: Future[Verdict] = Future()
         unit = _Unit(next(self._seq), task, source, config, fut)
+        if self._judge_fn is None and not self._trusted_started:  # the judge's own helpers, built now
+            self._trusted_started = True  # beside the builds (and a batch's task check), not by the first judgement
+            threading.Thread(target=self._prepare_trusted, args=(config,), name="kh-trusted", daemon=True).start()
         self._units[unit.seq] = unit
         fut.add_done_callback(lambda _f, k=unit.seq: self._units.pop(k, None))
         self.stats.mark_submit()
@@ -156,6 +160,15 @@ class LocalExecutor:
                 heapq.heappush(self._to_build, (cls, unit.seq, unit))
                 self._cv.notify_all()
         return fut
+
+    @staticmethod
+    def _prepare_trusted(config: EvalConfig) -> None:
+        from sandbox.contract import prepare_trusted
+
+        try:
+            prepare_trusted(config)
+        except Exception:  # noqa: BLE001 - the first judgement builds them itself and reports what fails
+            pass
 
     def open_judging(self) -> None:
         """Let the timing threads take units (an executor made with ``hold_judging=True`` builds

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -300,3 +301,27 @@ def test_an_idle_gpu_takes_a_unit_whose_build_has_not_started():
             assert ex.stats.built + len(taken) == 3
         else:
             assert not taken and ex.stats.built == 3 and min(done_at.values()) >= 0.8
+
+
+def test_the_executor_builds_the_judges_trusted_helpers_as_it_starts(tmp_path):
+    """The op counter (and on a GPU the one-kernel compare) is built once per cache root before a
+    judgement's clock starts. The executor starts that build at its first submit, beside the
+    builds and a batch's task check, so the first judgement does not wait for it: here judging is
+    held the whole time and the library is built all the same."""
+    from sandbox.build import buildcache
+    from sandbox.rules import opcount
+
+    cfg = EvalConfig(device="cpu", build_dir=str(tmp_path / "cache"))
+    trusted = buildcache.layout(str(tmp_path / "cache"), "")[2]
+    ex = LocalExecutor(compile_workers=0, timing_devices=["cpu"], compile_cuts=False, hold_judging=True)
+    try:
+        ex.submit(Task("op"), "import torch\n", cfg)
+        deadline = time.monotonic() + 300
+        while trusted not in opcount._READY and time.monotonic() < deadline:
+            time.sleep(0.2)
+        built, why = opcount._READY.get(trusted, (None, "never built"))
+        assert built is not None and Path(built).is_file(), why
+        assert Path(built).is_relative_to(tmp_path)
+    finally:
+        ex.abandon()
+        ex.close()
