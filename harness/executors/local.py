@@ -294,7 +294,7 @@ class LocalExecutor:
                 self._running[device] += 1
             slot = None
             try:
-                slot, waited = self._machine_slot(device, unit)
+                slot, waited = self._machine_slot(device)
                 if slot is not False:  # False: closed while waiting; close() fails the unit like those still waiting
                     self._judge_unit(unit, device, judge, waited)
             finally:
@@ -323,7 +323,7 @@ class LocalExecutor:
         unit.unbuilt = True
         return unit
 
-    def _machine_slot(self, device: str, unit: _Unit | None = None) -> Any:
+    def _machine_slot(self, device: str) -> Any:
         """The machine's slots for one judgement in flight on ``device`` (sandbox/lane/slots.py):
         several harness processes on one machine share judges_per_device per GPU instead of each
         starting as many. One slot a judgement: its share of the GPU's memory is reserved by the
