@@ -92,6 +92,10 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              "task files at their published sizes (--kernelbench DIR --kb-limit N; issue 27, goal 1)",
              _py("gpu_held_suite.py", "--out", "{out}", "--jobs", "12", "--timing-s", "1.0"), 590,
              summary="summary.txt"),
+    Scenario("published", "published KernelBench solutions judged as one batch at the current task sizes, from "
+             "empty caches then warm: judged a minute, first verdict, compile per build, GPU shares and waits "
+             "(issue 27 goal 2; the leaderboard's solutions in .pub/ and KernelBench in .kb/, carried as data; "
+             "PUB, KB, N, JOBS, RULES)", _sh("gpu_published.sh"), 590, summary="summary.txt"),
     Scenario("devarena", "the arena in device memory: its gpu tests, a 2.5 GiB output's fetch + compare and "
              "KernelBench 19_ReLU at its published size (6 GiB) judged with the host and the device arena "
              "(issue 27, goal 1)", _sh("gpu_devarena.sh"), 590, summary="summary.txt"),
