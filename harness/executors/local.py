@@ -143,8 +143,10 @@ class LocalExecutor:
             raise RuntimeError("the local executor is closed")
         fut: Future[Verdict] = Future()
         unit = _Unit(next(self._seq), task, source, config, fut)
-        if self._judge_fn is None and not self._trusted_started:  # the judge's own helpers, built now
-            self._trusted_started = True  # beside the builds (and a batch's task check), not by the first judgement
+        if self._judge_fn is None and not self._trusted_started and str(config.device).startswith("cuda"):
+            self._trusted_started = True  # the judge's own helpers, built now beside the builds (and a batch's
+            # task check), not by the first judgement; a GPU's only (on a CPU a stray compile would run beside
+            # the next judgements' host timers when a run stops before it judges)
             threading.Thread(target=self._prepare_trusted, args=(config,), name="kh-trusted", daemon=True).start()
         self._units[unit.seq] = unit
         fut.add_done_callback(lambda _f, k=unit.seq: self._units.pop(k, None))

@@ -307,13 +307,14 @@ def test_the_executor_builds_the_judges_trusted_helpers_as_it_starts(tmp_path):
     """The op counter (and on a GPU the one-kernel compare) is built once per cache root before a
     judgement's clock starts. The executor starts that build at its first submit, beside the
     builds and a batch's task check, so the first judgement does not wait for it: here judging is
-    held the whole time and the library is built all the same."""
+    held the whole time and the library is built all the same. On a GPU only: a CPU run's stray
+    compile would run beside its next judgements' host timers."""
     from sandbox.build import buildcache
     from sandbox.rules import opcount
 
-    cfg = EvalConfig(device="cpu", build_dir=str(tmp_path / "cache"))
+    cfg = EvalConfig(device="cuda:0", build_dir=str(tmp_path / "cache"))  # held: nothing runs on the GPU
     trusted = buildcache.layout(str(tmp_path / "cache"), "")[2]
-    ex = LocalExecutor(compile_workers=0, timing_devices=["cpu"], compile_cuts=False, hold_judging=True)
+    ex = LocalExecutor(compile_workers=0, timing_devices=["cuda:0"], compile_cuts=False, hold_judging=True)
     try:
         ex.submit(Task("op"), "import torch\n", cfg)
         deadline = time.monotonic() + 300
