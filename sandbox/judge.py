@@ -154,11 +154,15 @@ class Judge(Checks, ModelSetups):
         (sandbox/lane/gpumem.py). The wait is not the candidate's time: its deadlines move by as much."""
         waited = self.gpu_mem.reserve(self.cfg.device, judgement_gpu_bytes(self.task, self.cfg, sizes))
         if waited > 0:
-            self.deadline += waited
-            for w in (self.ref, self.cand):
-                if w is not None:
-                    w.deadline += waited
+            self._move_deadlines(waited)
             self.v.durations_s["memory_wait"] = round(self.v.durations_s.get("memory_wait", 0.0) + waited, 3)
+
+    def _move_deadlines(self, waited: float) -> None:
+        """A wait that is not the candidate's time (memory, the device): every deadline moves by it."""
+        self.deadline += waited
+        for w in (self.ref, self.cand):
+            if w is not None:
+                w.deadline += waited
 
     def _take_device(self) -> None:
         """Wait for the device (sandbox/lane/devicelock.py): from here until close() no other
@@ -170,9 +174,7 @@ class Judge(Checks, ModelSetups):
         self._held_since = time.monotonic()
         self._hold_cpu = holdcpu.start({w.role: w.handle.pid for w in (self.ref, self.cand)})
         waited = self._held_since - t
-        self.deadline += waited
-        for w in (self.ref, self.cand):
-            w.deadline += waited
+        self._move_deadlines(waited)
         self.v.durations_s["queue"] = round(waited, 3)
         if self.cfg.device.startswith("cuda"):  # the warm-up's kernels, now that no one else times:
             # both workers' side by side (cuBLAS and module loading, ~0.15 s each on an H200), then

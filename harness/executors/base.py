@@ -96,8 +96,8 @@ class GpuWeights:
     (``judgement_gpu_bytes``: both workers' data, the device arena, the contexts) over the GPU's
     (``gpu_memory_bytes``), rounded up (sandbox/lane/slots.py ``weight_for``); 1 off a GPU or when
     either is unknown. Per task and config, computed once (the estimate runs the model on torch's
-    meta device). The local executor takes that many machine-wide slots, the Ray executor asks
-    for that share of a GPU."""
+    meta device). The Ray executor asks for that share of a GPU; the local executor's slots weigh
+    one, since the judge reserves its memory itself (sandbox/lane/gpumem.py)."""
 
     def __init__(self) -> None:
         self._w: dict[tuple[Any, ...], int] = {}

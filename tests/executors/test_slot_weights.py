@@ -166,8 +166,8 @@ def test_a_weighted_take_holds_nothing_while_it_waits_unless_it_is_the_grower(tm
 
 
 def test_the_ray_executor_asks_for_the_same_share_of_a_gpu(monkeypatch):
-    """Ray judge tasks ask for ``weight / judges_per_gpu`` of a GPU resource, the local executor's
-    weight: Ray then packs no two heavy judgements on one GPU either."""
+    """Ray judge tasks ask for ``weight / judges_per_gpu`` of a GPU resource (``GpuWeights``): Ray
+    then packs no two heavy judgements on one GPU, as the judge's memory reservation does."""
     from types import SimpleNamespace
 
     from harness.executors.base import GpuWeights
