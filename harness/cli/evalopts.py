@@ -14,6 +14,7 @@ built), so a batch judges exactly as one-at-a-time eval, a run and ``leaderboard
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -109,12 +110,17 @@ def refuse_degenerate(items: Sequence[tuple[Task, EvalConfig]], allow: bool = Fa
     worker where it is not): a degenerate task is one line on stderr and exit 2, unless ``allow``.
     A task whose reference fails the check is left to judging, which reports it."""
     from sandbox.contract import DegenerateTask, SandboxUnavailable, check_tasks
+    from sandbox.intake.taskcheck import timing_line
 
+    t0 = time.monotonic()
     try:
         results = check_tasks(items)
     except SandboxUnavailable as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
+    line = timing_line(results, time.monotonic() - t0)
+    if line:
+        click.echo(line, err=True)
     bad = list({r.path: r for r in results if r.degenerate}.values())
     if bad and not allow:
         more = f" ({len(bad) - 1} more degenerate task(s); `harness suite lint` lists them)" if len(bad) > 1 else ""

@@ -25,6 +25,13 @@ Each header is about 0.8 GB and takes 45-75 CPU s to build, once per machine, co
 flag set (its folder is named by a hash of all of them). ``prepare(source)`` builds only the sets
 a candidate's C++-only ``load_inline`` calls ask for (CUDA builds parse ``main.cpp`` slim:
 sandbox/build/slim.py), under a file lock, so concurrent processes build each header once.
+
+The folder is bounded: a header is begun only with ``KH_PCH_MIN_FREE_GIB`` (default 2) free on its
+disk, and after one is built the least recently used beyond ``KH_PCH_KEEP`` (default 6: two torch
+installs of three flag sets) are deleted (``prune``). A header the compiler could not write for a
+reason of the machine (a full disk, a killed compiler) is tried again by a later build; one it
+rejected is not, on this machine, for these flags. A CI run once filled its disk with headers of
+torch installs long gone, and the full disk's failure was remembered as the header's.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ from sandbox.build.home import cache_base
 VARIANTS: tuple[tuple[str, ...], ...] = ((), ("-O2",), ("-O3",))
 HEADER = "torch/extension.h"
 BUILD_TIMEOUT_S = 900
+HEADER_BYTES = 0.8 * 2**30  # about the size of one header (755 MiB for torch 2.13 on GCC 12)
 STOPPED = "the run stopped before the header was built"
 _ABANDON = threading.Event()
 
@@ -186,6 +194,7 @@ def ensure(flags: tuple[str, ...], root: str | os.PathLike[str] | None = None) -
     try:
         f = folder(root, flags)
         if (f / "ok").is_file():
+            _touch(f / "ok")
             return 0.0, ""
         root.mkdir(parents=True, exist_ok=True)
         with open(root / f"{f.name}.lock", "w") as lock:
@@ -200,8 +209,17 @@ def ensure(flags: tuple[str, ...], root: str | os.PathLike[str] | None = None) -
             if (f / "ok").is_file():
                 return 0.0, ""
             if (f / "failed").is_file():
-                return 0.0, (f / "failed").read_text().strip()
-            return _build(f, flags)
+                why = (f / "failed").read_text().strip()
+                if not of_the_machine(0, why):
+                    return 0.0, why
+                (f / "failed").unlink()  # remembered by an older harness: the machine's, tried again
+            short = no_room(root)
+            if short:
+                return 0.0, short
+            took, why = _build(f, flags)
+            if not why:
+                prune(root, keep=f.name)
+            return took, why
     except Exception as e:  # noqa: BLE001 - a missing cut is slower, never wrong
         return 0.0, f"{type(e).__name__}: {e}"
 
@@ -236,7 +254,8 @@ def _build(f: Path, flags: tuple[str, ...]) -> tuple[float, str]:
     if p.returncode != 0:
         tmp.unlink(missing_ok=True)
         why = f"the compiler failed ({p.returncode}): {err[-500:]}"
-        (f / "failed").write_text(why + "\n")  # not tried again on this machine for these flags
+        if not of_the_machine(p.returncode, err):
+            (f / "failed").write_text(why + "\n")  # not tried again on this machine for these flags
         return time.monotonic() - t0, why
     # GCC takes a header from the folder where it found the .gch it could not use (a second include,
     # other options): this one hands such an include on to torch's own, as if the folder were not there
@@ -245,6 +264,84 @@ def _build(f: Path, flags: tuple[str, ...]) -> tuple[float, str]:
     took = time.monotonic() - t0
     (f / "ok").write_text(json.dumps({"argv": argv, "build_s": round(took, 1)}) + "\n")
     return took, ""
+
+
+# what a compiler prints when the machine, not the header, stopped it
+_MACHINE = ("No space left on device", "Disk quota exceeded", "Cannot allocate memory", "out of memory",
+            "virtual memory exhausted", "Killed signal terminated program", "Read-only file system")
+
+
+def of_the_machine(returncode: int, err: str) -> bool:
+    """A failure a later build may not meet: a signal (the OOM killer, a stop) or a message of the
+    machine's (a full disk, memory), not the header's own error."""
+    return returncode < 0 or any(m in err for m in _MACHINE)
+
+
+def min_free_bytes() -> int:
+    try:
+        return int(float(os.environ.get("KH_PCH_MIN_FREE_GIB", "2")) * 2**30)
+    except ValueError:
+        raise ValueError(f"KH_PCH_MIN_FREE_GIB={os.environ['KH_PCH_MIN_FREE_GIB']!r} is not a number of GiB "
+                         "(the free disk a precompiled header is begun with; e.g. 2)") from None
+
+
+def no_room(root: Path) -> str:
+    """Why a header is not begun under ``root`` for want of disk, or "" when there is room."""
+    need = max(min_free_bytes(), int(HEADER_BYTES))
+    free = shutil.disk_usage(root).free
+    if free >= need:
+        return ""
+    return (f"only {free / 2**30:.2f} GiB free under {root}; a header takes about {HEADER_BYTES / 2**30:.1f} GiB "
+            f"and is begun with {need / 2**30:.1f} GiB free (KH_PCH_MIN_FREE_GIB); the build parses the header instead")
+
+
+def keep_count() -> int:
+    try:
+        n = int(os.environ.get("KH_PCH_KEEP", "6"))
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise ValueError(f"KH_PCH_KEEP={os.environ['KH_PCH_KEEP']!r}: the number of precompiled headers kept "
+                         "must be a whole number of at least 1 (default 6)")
+    return n
+
+
+def _touch(path: Path) -> None:
+    with contextlib.suppress(OSError):  # a read-only folder: the header stays, it only ages sooner
+        os.utime(path)
+
+
+def _last_use(d: Path) -> float:
+    for name in ("ok", "failed"):
+        with contextlib.suppress(OSError):
+            return (d / name).stat().st_mtime
+    with contextlib.suppress(OSError):
+        return d.stat().st_mtime
+    return 0.0
+
+
+def prune(root: str | os.PathLike[str], keep: str = "", count: int | None = None) -> list[str]:
+    """Delete the least recently used header folders under ``root`` beyond ``count`` (``KH_PCH_KEEP``),
+    never ``keep`` nor one whose lock another process holds (being built). A header deleted while a
+    compile reads it was opened already; a compile begun after finds no folder and parses torch's
+    own header: slower, never wrong. The names deleted."""
+    root = Path(root)
+    count = keep_count() if count is None else count
+    try:
+        folders = [d for d in root.iterdir() if d.is_dir() and len(d.name) == 24 and d.name != keep]
+    except OSError:
+        return []
+    folders.sort(key=_last_use, reverse=True)
+    gone = []
+    for d in folders[max(count - (1 if keep else 0), 0):]:
+        try:
+            with open(root / f"{d.name}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                shutil.rmtree(d, ignore_errors=True)
+                gone.append(d.name)
+        except (BlockingIOError, OSError):
+            continue
+    return gone
 
 
 def _kill(p: subprocess.Popen, tmp: Path) -> None:

@@ -67,6 +67,9 @@ class TaskCheck:
     changed: float | None = None  # the smallest share of output elements beyond tolerance, over the redraws
     error: str = ""
     cached: bool = False  # read from the kept answers, not computed now
+    # where the check's time went, in seconds: "setup", "call", "fetch", "check" summed over the draws;
+    # "start" (the reference worker's start) and "warm" (its GPU warm-up) on the first task a worker checked
+    took_s: dict[str, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "cached"}
@@ -164,23 +167,32 @@ def _probe(w: Any, arena: Any, task: Task, profile: str, device: str) -> TaskChe
     first: dict[str, Any] = {}
     diffs: list[float] = []
     changed: list[float] = []
+    took = {"setup": 0.0, "call": 0.0, "fetch": 0.0, "check": 0.0}
+    base = replace(base, took_s=took)
+
+    def request(step: str, **kw: Any) -> dict[str, Any]:
+        t = time.monotonic()
+        rep, _ = w.request(step, **kw)
+        took[step] = round(took[step] + time.monotonic() - t, 3)
+        return rep
+
     for k in range(DRAWS):
-        rep, _ = w.request("setup", task_source=task.source, task_path=str(task.path), overrides=overrides,
-                           init_seed=INIT_SEED + k, compile=False)
+        rep = request("setup", task_source=task.source, task_path=str(task.path), overrides=overrides,
+                      init_seed=INIT_SEED + k, compile=False)
         if not rep.get("ok"):
             return replace(base, error=f"building Model (draw {k}): {str(rep.get('error', ''))[-1500:]}")
-        rep, _ = w.request("call", seed=INPUT_SEED + k, target="eager")
+        rep = request("call", seed=INPUT_SEED + k, target="eager")
         if not rep.get("ok"):
             return replace(base, error=f"the reference's call (draw {k}): {str(rep.get('error', ''))[-1500:]}")
         if k == 0:
             arena.ensure("out", sum(int(b) for b in rep.get("out_bytes", [])) + 2**20)
-            rep, _ = w.request("fetch")
+            rep = request("fetch")
             if not rep.get("ok") or rep.get("too_big") is not None or "entries" not in rep:
                 return replace(base, error=f"keeping the first draw's output: {rep.get('error', rep.get('too_big'))}")
             first = {"entries": rep["entries"], "devices": rep.get("devices", [])}
             continue
-        rep, _ = w.request("check", **first, atol=task.meta.atol, rtol=task.meta.rtol, against="last",
-                           keep=None, trivial=False, limit=None)
+        rep = request("check", **first, atol=task.meta.atol, rtol=task.meta.rtol, against="last",
+                      keep=None, trivial=False, limit=None)
         if not rep.get("ok") or rep.get("load_error"):
             return replace(base, error=f"comparing draw {k}: {rep.get('error', rep.get('load_error'))}")
         if not rep.get("types_ok") or not rep.get("passed"):  # another shape or dtype, or beyond tolerance
@@ -215,13 +227,16 @@ def _run(items: list[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
     warm = False  # the current worker's GPU warm-up done
     try:
         for task, c in items:
+            spent: dict[str, float] = {}  # the worker's own start and warm-up, on the task that waited for them
             if w is None:
                 try:
+                    t = time.monotonic()
                     arena = Arena()
                     w = WorkerSession("reference", launcher, c.device, None, time.monotonic() + c.timeout_s, limits)
                     w.connect()
                     w.attach_arena(arena, ("ref_in", "out"))
                     warm = not c.device.startswith("cuda")
+                    spent["start"] = round(time.monotonic() - t, 3)
                 except WorkerDied as e:  # nothing of the task ran yet: this machine's or the jail's problem
                     raise SandboxUnavailable(f"the task check's reference worker did not start: {e} "
                                              "(`harness doctor` checks the jail)") from e
@@ -229,11 +244,14 @@ def _run(items: list[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
             try:
                 with device_lock(c.device):
                     if not warm:  # the warm-up's kernels, now that the device is held (as a judgement does)
+                        t = time.monotonic()
                         rep, _ = w.request("warm_device")
                         if not rep.get("ok"):
                             raise WorkerDied(f"GPU warm-up: {str(rep.get('error', ''))[:500]}")
                         warm = True
-                    out.append(_probe(w, arena, task, c.profile, c.device))
+                        spent["warm"] = round(time.monotonic() - t, 3)
+                    res = _probe(w, arena, task, c.profile, c.device)
+                    out.append(replace(res, took_s={**spent, **(res.took_s or {})}))
             except (WorkerDied, ProtocolViolation) as e:
                 out.append(TaskCheck(task.name, str(task.path), c.profile, _kind(c.device), None, task.meta.atol,
                                      task.meta.rtol, error=f"the reference worker died: {e}"[:1500]))
@@ -320,6 +338,22 @@ def check_tasks(items: Sequence[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
             answers[(task.sha256, cfg.profile, _kind(device), root)] = res
             _keep(root, task, device, res)
     return [answers[k] for k in keys]
+
+
+def timing_line(results: Sequence[TaskCheck], wall_s: float) -> str:
+    """One line of where the check's time went, for the answers computed now ("" when every answer
+    was kept): the wall time, and each step's seconds summed over the tasks (side by side over
+    several GPUs, so the sum may pass the wall time)."""
+    now = {(r.path, r.profile): r for r in results if not r.cached and r.took_s}
+    if not now:
+        return ""
+    steps: dict[str, float] = {}
+    for r in now.values():
+        for k, v in (r.took_s or {}).items():
+            steps[k] = steps.get(k, 0.0) + v
+    order = ["start", "warm", "setup", "call", "fetch", "check"]
+    parts = ", ".join(f"{k} {steps[k]:.1f}" for k in order if k in steps)
+    return f"task check: {len(now)} task(s) checked in {wall_s:.1f} s (seconds per step, summed: {parts})"
 
 
 def refuse(results: Sequence[TaskCheck], allow: bool = False) -> None:

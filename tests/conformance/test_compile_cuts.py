@@ -46,6 +46,9 @@ def _cfg(row, build_dir):
     return config(Case(row.kernel, row.task, ()), build_dir=str(build_dir), correctness_trials=2)
 
 
+NO_ROOM: list[str] = []  # kernels whose header was not begun for want of disk
+
+
 def _build_and_judge(tmp_path, monkeypatch, cuts: bool) -> dict[str, tuple]:
     for k in ("KH_BUILD_PCH", "KH_BUILD_LITE"):  # the switch: what apply_compile_cuts() sets
         if cuts:
@@ -64,6 +67,10 @@ def _build_and_judge(tmp_path, monkeypatch, cuts: bool) -> dict[str, tuple]:
         assert v.rule != "sandbox.filesystem", (r.kernel, cuts, v.message)
         out[r.kernel] = (b.outcome, v.status.value, v.rule)
         if r.kernel in PCH_GIVEN:  # the cut's precompiled header: given exactly where its flags match
+            short = [w for w in b.extra.get("pch_prepare", {}).get("not_built", {}).values() if w.startswith("only ")]
+            if cuts and short:  # not begun for want of disk (sandbox/build/pch.py no_room): said at the end
+                NO_ROOM.append(f"{r.kernel}: {short[0]}")
+                continue
             assert b.extra.get("pch") == (PCH_GIVEN[r.kernel] if cuts else 0), (r.kernel, cuts, b.extra)
     return out
 
@@ -81,6 +88,8 @@ def test_every_flag_style_builds_concurrently_and_judges_the_same_with_and_witho
             assert outcome in ("not_built", "compile_error") and status in ("runtime_error", "compile_error"), \
                 (k, stock[k])
     assert sorted(os.listdir(TORCH_INCLUDE)) == before  # nothing written into torch's tree
+    if NO_ROOM:  # everything else held; the header's use could not be judged on this machine's disk
+        pytest.skip("disk: " + "; ".join(NO_ROOM))
 
 
 def test_the_precompiled_header_is_read_only_to_builds_through_the_cache():
