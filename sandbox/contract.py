@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from sandbox.build import pch as precompiled_headers
 from sandbox.build.buildphase import NATIVE_BUILD
-from sandbox.build.prebuild import BuildResult, prebuild
+from sandbox.build.prebuild import BuildResult, built_before, prebuild
 from sandbox.config import EvalConfig
 from sandbox.errors import CandidateError
 from sandbox.evaluate import evaluate, prepare_trusted
@@ -53,7 +53,7 @@ __all__ = [
     "Limits", "Machine", "Mode", "Mount", "OpMeta", "Registry", "SandboxUnavailable", "Status", "Task",
     "TaskError", "UnknownName", "Verdict", "WorkerSpec", "engine_probe", "evaluate",
     "fingerprint", "get_launcher", "isolation_probe", "load_target", "load_task", "nvidia_smi",
-    "package_version", "prebuild",
+    "package_version", "prebuild", "built_before",
     "DegenerateTask", "TaskCheck", "check_tasks",
     "parked_judgements", "machine_slots", "precompiled_headers", "thread_workers",
     "gpu_memory_bytes", "judgement_gpu_bytes", "prepare_trusted",

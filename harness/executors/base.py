@@ -38,6 +38,7 @@ class ExecutorStats:
     built: int = 0  # prebuilds that finished with the extension in the cache
     compile_errors: int = 0  # short-circuited by the build worker (no timing slot)
     not_built: int = 0  # prebuild left the decision to the judge
+    built_before: int = 0  # no prebuild: an earlier run built the source into the cache (the judge's build step finds it)
     build_compile_s: list[float] = field(default_factory=list)  # compile time per prebuild that compiled
     build_wall_s: list[float] = field(default_factory=list)
     busy_s: float = 0.0  # time timing workers spent judging, summed over workers
@@ -61,7 +62,7 @@ class ExecutorStats:
         done = self.judged + self.compile_errors
         return {
             "submitted": self.submitted, "judged": self.judged, "built": self.built,
-            "compile_errors": self.compile_errors, "not_built": self.not_built,
+            "compile_errors": self.compile_errors, "not_built": self.not_built, "built_before": self.built_before,
             "wall_s": round(wall, 3),
             "candidates_per_min": round(60.0 * done / wall, 2) if wall > 0 else None,
             "busy_fraction": round(self.busy_s / (wall * timing_slots), 3) if wall > 0 else None,

@@ -64,6 +64,20 @@ def take_built(task: Task, source: str, config: EvalConfig) -> bool:
     return t is not None and time.monotonic() - t < MEMO_S
 
 
+def built_before(source: str, config: EvalConfig) -> bool:
+    """This source was built ("built", promoted into its sealed tier) under ``config``'s cache root
+    before, by any process (sandbox/build/tiers.py ``built_before``): its judgement's own build step
+    will most likely find every build in the cache."""
+    from sandbox.build import buildcache, tiers
+    from sandbox.worker.judgeenv import cache_root
+
+    try:
+        root = cache_root(config)
+        return tiers.built_before(root, buildcache.layout(root, source)[1])
+    except (OSError, ValueError):
+        return False
+
+
 @dataclass
 class BuildResult:
     outcome: str  # "built" | "compile_error" | "not_built" | "over_quota" (the build tier's quota)

@@ -54,6 +54,19 @@ _CACHES = ("cupy", "torch_extensions")  # caches a build at import may fill (wor
 _CHUNK = 1 << 20
 
 
+def built_before(root: str, own: str) -> bool:
+    """A build worker finished "built" for the tier ``own`` before (only then is anything promoted):
+    its seal under ``root`` lists a finished build entry. A hint for the order of work, never a
+    verdict: the entry may be of other settings (torch, the compile cuts), and the judge's own build
+    step then builds it."""
+    try:
+        with open(os.path.join(root, "seals", os.path.basename(own) + ".json")) as f:
+            files = json.load(f).get("files", {})
+    except (OSError, ValueError, AttributeError):
+        return False
+    return any(_BUILD_ENTRY.fullmatch(rel.split(os.sep, 1)[0]) and rel.endswith(os.sep + ".ok") for rel in files)
+
+
 def quota_bytes() -> int:
     """The build tier's quota in bytes (KH_BUILD_TIER_QUOTA in the parent's environment)."""
     try:

@@ -303,6 +303,44 @@ def test_an_idle_gpu_takes_a_unit_whose_build_has_not_started():
             assert not taken and ex.stats.built == 3 and min(done_at.values()) >= 0.8
 
 
+def test_a_gpu_unit_whose_source_an_earlier_run_built_goes_straight_to_judging(tmp_path):
+    """A source whose sealed tier holds a finished build (an earlier run's build worker promoted it:
+    sandbox/build/tiers.py) is not built ahead again: it is judged at once and its judgement's own
+    build step finds the cache, beside its workers' start. Only on a GPU lane and only for that
+    source: a CPU unit, and a source never built, go through the compile pool as before."""
+    from sandbox.build import buildcache, tiers
+
+    root = str(tmp_path / "cache")
+    seen, fresh = "# load_inline: built by an earlier run\n", "# load_inline: never built\n"
+    tier = tiers.WorkTier.open(root, buildcache.layout(root, seen)[1])  # what an earlier build worker kept
+    entry = Path(tier.path) / ("ab" * 32)
+    entry.mkdir()
+    (entry / "kh_ext.so").write_bytes(b"\x7fELF")
+    (entry / ".ok").write_text("")
+    tier.promote("build worker")
+    tier.close()
+    assert tiers.built_before(root, buildcache.layout(root, seen)[1])
+    assert not tiers.built_before(root, buildcache.layout(root, fresh)[1])
+    rec = Recorder(build_s=1.0, judge_s=0.02)
+    for device in ("cuda:0", "cpu"):
+        cfg = EvalConfig(device=device, build_dir=root)
+        with LocalExecutor(compile_workers=1, timing_devices=[device], compile_cuts=False, judge_fn=rec.judge,
+                           build_fn=rec.build, take_unbuilt=True) as ex:
+            t0 = time.monotonic()
+            first = ex.submit(Task("op"), seen, cfg)
+            other = ex.submit(Task("op"), fresh, cfg)
+            v = first.result(timeout=30)
+            took = time.monotonic() - t0
+            how = {k: f.result(timeout=30).evidence["executor"]["prebuild"] for k, f in (("seen", first), ("fresh", other))}
+        if device == "cuda:0":
+            assert how["seen"] == "built before" and took < 0.8, (how, took)  # no 1 s build first
+            # the other: built by the pool, or taken unbuilt by the idle GPU before the pool started it
+            assert how["fresh"] in ("built", "taken unbuilt") and ex.summary()["built_before"] == 1, how
+        else:
+            assert how == {"seen": "built", "fresh": "built"} and took >= 1.0 and ex.stats.built_before == 0, (how, took)
+        assert v.message == seen
+
+
 def test_the_executor_builds_the_judges_trusted_helpers_as_it_starts(tmp_path):
     """The op counter (and on a GPU the one-kernel compare) is built once per cache root before a
     judgement's clock starts. The executor starts that build at its first submit, beside the
