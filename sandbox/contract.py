@@ -3,7 +3,7 @@ in one module. ``harness/`` imports the evaluator only from here (tests/architec
 the evaluator imports nothing of ``harness/``.
 
 - the task format: ``Task``, ``OpMeta``, ``load_task``, ``TaskError``; the task check
-  (sandbox/intake/taskcheck.py): ``check_tasks``, ``TaskCheck``, ``DegenerateTask``
+  (sandbox/intake/taskcheck.py): ``check_tasks``, ``TaskCheck``, ``DegenerateTask``, ``task_check_timing``
 - what to judge with: ``EvalConfig``, the rule sets (``RULE_SETS``, ``STRICT``)
 - what comes back: ``Verdict``, ``Status``, ``Mode``; a candidate the judge cannot take:
   ``CandidateError``
@@ -36,6 +36,7 @@ from sandbox.evaluate import evaluate, prepare_trusted
 from sandbox.intake.datasize import gpu_memory_bytes, judgement_gpu_bytes
 from sandbox.intake.task import OpMeta, Task, TaskError, load_task
 from sandbox.intake.taskcheck import DegenerateTask, TaskCheck, check_tasks
+from sandbox.intake.taskcheck import timing_line as task_check_timing
 from sandbox.isolation import get_launcher
 from sandbox.isolation.base import Launcher, Limits, Mount, SandboxUnavailable, WorkerSpec
 from sandbox.isolation.engine import probe as engine_probe
@@ -54,7 +55,7 @@ __all__ = [
     "TaskError", "UnknownName", "Verdict", "WorkerSpec", "engine_probe", "evaluate",
     "fingerprint", "get_launcher", "isolation_probe", "load_target", "load_task", "nvidia_smi",
     "package_version", "prebuild", "built_before",
-    "DegenerateTask", "TaskCheck", "check_tasks",
+    "DegenerateTask", "TaskCheck", "check_tasks", "task_check_timing",
     "parked_judgements", "machine_slots", "precompiled_headers", "thread_workers",
     "gpu_memory_bytes", "judgement_gpu_bytes", "prepare_trusted",
 ]

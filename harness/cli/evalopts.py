@@ -109,8 +109,7 @@ def refuse_degenerate(items: Sequence[tuple[Task, EvalConfig]], allow: bool = Fa
     """The task check before judging (sandbox/intake/taskcheck.py: kept per task, run in a reference
     worker where it is not): a degenerate task is one line on stderr and exit 2, unless ``allow``.
     A task whose reference fails the check is left to judging, which reports it."""
-    from sandbox.contract import DegenerateTask, SandboxUnavailable, check_tasks
-    from sandbox.intake.taskcheck import timing_line
+    from sandbox.contract import DegenerateTask, SandboxUnavailable, check_tasks, task_check_timing
 
     t0 = time.monotonic()
     try:
@@ -118,7 +117,7 @@ def refuse_degenerate(items: Sequence[tuple[Task, EvalConfig]], allow: bool = Fa
     except SandboxUnavailable as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
-    line = timing_line(results, time.monotonic() - t0)
+    line = task_check_timing(results, time.monotonic() - t0)
     if line:
         click.echo(line, err=True)
     bad = list({r.path: r for r in results if r.degenerate}.values())
