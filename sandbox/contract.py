@@ -9,7 +9,7 @@ the evaluator imports nothing of ``harness/``.
   ``CandidateError``
 - the acts: ``evaluate`` (judge one candidate), ``prepare_trusted`` (its trusted helpers built
   ahead), ``prebuild`` / ``BuildResult``
-  (build ahead of judging), ``NATIVE_BUILD`` (which sources have extension builds),
+  (build ahead of judging), ``built_before`` (an earlier run built this source into the cache), ``NATIVE_BUILD`` (which sources have extension builds),
   ``precompiled_headers`` (sandbox/build/pch.py: ``abandon()`` when a run is stopped by a signal,
   so a header being built does not hold it, ``reset()`` after), ``thread_workers``
   (sandbox/worker/threadworkers.py: ``stop(thread)`` gives up the builds a thread has in flight when
