@@ -38,7 +38,7 @@ def evaluate(task: Task | str | Path, source: str, config: EvalConfig | None = N
     """
     from sandbox.intake import taskcheck
     from sandbox.intake.task import Task, load_task
-    from sandbox.judge import judge
+    from sandbox.judgement import judge
 
     if not isinstance(task, Task):
         task = load_task(task)

@@ -1,6 +1,6 @@
 """What ended a judgement before its verdict was decided, written into that verdict.
 
-``sandbox/judge.py``'s ``judge()`` runs the phases; the first of these exceptions ends them:
+``sandbox/judgement.py``'s ``judge()`` runs the phases; the first of these exceptions ends them:
 
 * ``Reject``: a check refused the candidate (status, rule and message from the check, its
   evidence, and its log with the errors first);

@@ -1,7 +1,7 @@
 """A pytest plugin for the mutation check (tests/meta/test_mutation.py), loaded only by name in a
 child pytest: ``python -m pytest -p tests.meta.verdict_mutation ...`` with KH_MUTATE_VERDICT set.
 
-It wraps ``sandbox.judge.judge`` (the function every ``evaluate()`` call ends in, which returns
+It wraps ``sandbox.judgement.judge`` (the function every ``evaluate()`` call ends in, which returns
 the final Verdict) in that child process only: the real judgement runs, then its decision is
 replaced. Nothing in the product reads this variable or can be switched this way; without the
 ``-p`` option the plugin is never imported.
@@ -29,7 +29,7 @@ def pytest_configure(config):
     if mode not in ("valid", "rejected"):
         raise RuntimeError(f"{MODE_ENV} must be 'valid' or 'rejected' when tests.meta.verdict_mutation is loaded, "
                            f"not {mode!r}")
-    from sandbox import judge as judge_module
+    from sandbox import judgement as judge_module
     from sandbox import rules
     from sandbox.verdict import Status
 
