@@ -5,31 +5,32 @@
 Every pair gets the ``EvalConfig`` that ``harness eval`` would build for it (the judging
 policy, ``harness.policy.eval_config``), so verdicts are those of one-at-a-time evaluation. All
 pairs are submitted at once to the executor (``local``: compile workers build ahead of one
-timing lane per device, and while ``before_judging``, eval-batch's task check, runs; ``ray``;
-``serial``); rows are written in the calling thread as verdicts arrive, so the output files and
-the store have one writer.
+timing lane per device; ``ray``; ``serial``). With the local executor, ``before_judging``
+(eval-batch's task check) runs beside the builds and the judging, and a task's candidates are
+judged once its own check passed (harness/batch/checkgate.py). Rows are written in the calling
+thread as verdicts arrive (harness/batch/sink.py), so the output files and the store have one
+writer.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
-from concurrent.futures import Future, as_completed
-from dataclasses import asdict, dataclass, field
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from harness.batch.checkgate import BeforeJudging, CheckGate
 from harness.batch.inputs import Pair
 from harness.batch.output import (
     HARNESS_ERROR,
     INPUT_ERROR,
     BatchOutput,
     base_row,
-    fill_verdict,
     row_key,
-    short,
 )
+from harness.batch.sink import RowSink
 from harness.executors.base import abandon
 from harness.statusline import StatusLines
 
@@ -209,30 +210,27 @@ def _start(
     opts: BatchOptions,
     preps: list[Prepared],
     judge: list[Prepared],
-    before_judging: Callable[[], Any] | None,
-) -> tuple[Any, dict[Future, Prepared]]:
-    """(the executor, its futures) with every unit of ``judge`` submitted; (None, {}) when there
-    is none. ``before_judging`` (eval-batch: the task check) returns first: the local executor
-    builds meanwhile but, made with ``hold_judging``, judges nothing until it did; the ray and
-    serial executors start after it. Where it raises (a refusal's SystemExit, anything) the
-    executor is abandoned and closed and the error raised: nothing was judged."""
+    before_judging: BeforeJudging | None,
+) -> tuple[Any, dict[Future, Prepared], CheckGate | None]:
+    """(the executor, its futures, the check's gate) with every unit of ``judge`` submitted; (None,
+    {}, None) when there is none. ``before_judging`` (eval-batch: the task check) runs beside the
+    local executor's builds and judging, which it opens task by task (made with ``hold_judging``;
+    harness/batch/checkgate.py); the ray and serial executors start after it returned. Where it
+    raises before anything was submitted, the error is raised and nothing was judged."""
     hold = before_judging is not None and opts.executor == "local" and bool(judge)
     if before_judging is not None and not hold:
-        before_judging()
+        before_judging(lambda task, config: None)
     if not judge:
-        return None, {}
+        return None, {}, None
     ex = _executor(opts, preps, hold_judging=hold)
     try:
         futs = {ex.submit(p.task, p.source, p.config): p for p in judge}
-        if hold:
-            assert before_judging is not None
-            before_judging()
-            ex.open_judging()
+        gate = CheckGate(before_judging, ex).start() if hold and before_judging is not None else None
     except BaseException:
         abandon(ex)  # the builds in flight given up: close waits for none
         ex.close()
         raise
-    return ex, futs
+    return ex, futs, gate
 
 
 def _outcome(p: Prepared, fut: Future) -> tuple[Any, str | None, str | None]:
@@ -253,121 +251,71 @@ def run_batch(
     opts: BatchOptions,
     *,
     stream: TextIO | None = None,
-    before_judging: Callable[[], Any] | None = None,
+    before_judging: BeforeJudging | None = None,
 ) -> BatchReport:
-    """Judge ``pairs`` into ``opts.out``. ``before_judging`` (eval-batch: the task check) runs
-    while the local executor's compile workers build; judging starts once it returned, and where
-    it raises nothing is judged and nothing is written (the folder and the store are opened after
-    it)."""
+    """Judge ``pairs`` into ``opts.out``. ``before_judging(on_pass)`` (eval-batch: the task check)
+    runs while the local executor's compile workers build; a task's candidates are judged once it
+    called ``on_pass(task, config)`` for that task (all of them once it returned), and where it
+    raises the batch ends with that error: nothing of a task it did not pass is judged or written,
+    and the folder and the store are opened only at the first row that may be written."""
     preps = _prepare(pairs, opts)
     out = BatchOutput(opts.out)
     keys = {p.pair.id: p.row["key"] for p in preps}
-    earlier = out.kept(keys)  # a look only: the folder is written once before_judging returned
+    earlier = out.kept(keys)  # a look only: the folder is written at the first row the check lets through
     todo = [p for p in preps if p.row["key"] not in earlier]
-    ex, futs = _start(opts, preps, [p for p in todo if p.error is None], before_judging)
+    ex, futs, gate = _start(opts, preps, [p for p in todo if p.error is None], before_judging)
+    sink = RowSink(preps, todo, out, keys, opts,
+                   lambda: BatchProgress(len(preps), len(preps) - len(todo), stream, opts.progress))
     summary: dict[str, Any] = {}
     error = None
-    recorder = None
     try:
-        done = out.open(keys)
-        progress = BatchProgress(len(preps), len(preps) - len(todo), stream, opts.progress)
-        if opts.store is not None:
-            from harness.batch.record import StoreRecorder
-
-            cfg = {k: v for k, v in asdict(opts).items() if k not in ("out", "store", "progress")}
-            recorder = StoreRecorder(
-                opts.store,
-                out.dir,
-                label=opts.label,
-                device=opts.device,
-                rules=opts.rules,
-                config={**cfg, "out": str(opts.out)},
-                n_kernels=len(preps),
-            )
-        _collect(preps, todo, futs, done, out, progress, recorder)
+        if gate is None:
+            sink.open()
+        _collect(futs, sink, gate)
+        sink.open()  # nothing was written (everything judged earlier, or nothing to judge): the files all the same
         summary = ex.summary() if ex is not None and hasattr(ex, "summary") else {}
     except BaseException as e:
-        error = f"interrupted: {type(e).__name__}"
-        if isinstance(e, KeyboardInterrupt) and ex is not None:
-            # Ctrl-C, SIGTERM: close waits for no build in flight
+        refused = gate is not None and e is gate.error
+        error = "refused by the task check" if refused else f"interrupted: {type(e).__name__}"
+        if ex is not None and (isinstance(e, KeyboardInterrupt) or refused):
+            # Ctrl-C, SIGTERM, a refusal: close waits for no build in flight
             abandon(ex)
         raise
     finally:
         if ex is not None:
             ex.close()
-        out.close()
-        if recorder is not None:
-            recorder.finish(error)
-    rows = [done[p.row["key"]] for p in preps if p.row["key"] in done]
+        sink.close(error)
+    assert sink.done is not None
+    rows = [sink.done[p.row["key"]] for p in preps if p.row["key"] in sink.done]
     return BatchReport(
         rows,
         judged=len(todo),
         skipped=len(preps) - len(todo),
         out=out.dir,
-        run_id=recorder.run_id if recorder else None,
+        run_id=sink.recorder.run_id if sink.recorder else None,
         executor=summary,
     )
 
 
-def _collect(
-    preps: list[Prepared],
-    todo: list[Prepared],
-    futs: dict[Future, Prepared],
-    done: dict[str, dict[str, Any]],
-    out: BatchOutput,
-    progress: BatchProgress,
-    recorder: Any,
-) -> None:
-    """A row for each kernel of ``todo`` as its verdict arrives (the earlier kernels stored first,
-    with ``recorder``), written in this thread: the output files and the store have one writer."""
-    from harness.store import config_key
-    from harness.tasksize import record_globals
+GATE_POLL_S = 0.2  # how often the batch looks at the task check while it runs
 
-    def emit(p: Prepared, verdict: Any, input_error: str | None, harness_error: str | None) -> None:
-        row = dict(p.row)
-        if verdict is not None:
-            if p.task is not None:
-                record_globals(verdict, p.task)  # --set values in the verdict (harness/tasksize.py)
-            fill_verdict(row, verdict)
-            row["verdict_file"], row["verdict_sha256"] = out.write_verdict(
-                p.pair.id, row["key"], verdict
-            )
-        else:
-            row["status"] = INPUT_ERROR if input_error else HARNESS_ERROR
-            row["message"] = short(input_error or harness_error or "")
-        out.append(row)
-        done[row["key"]] = row
-        progress.kernel(row)
-        if (
-            recorder is not None
-            and p.task is not None
-            and p.source is not None
-            and not harness_error
-        ):
-            recorder.record(
-                p.pair.id,
-                p.task,
-                p.source,
-                verdict,
-                parse_error=input_error and short(input_error),
-                config_key=config_key(p.config) if p.config is not None else None,
-            )
 
-    if recorder is not None:  # kernels judged by an earlier invocation, stored unless already there
-        for p in preps:
-            row = done.get(p.row["key"])
-            if row is not None and p.task is not None and p.source is not None:
-                v = out.read_verdict(row)
-                if v is not None or row["status"] == INPUT_ERROR:
-                    recorder.record(
-                        p.pair.id,
-                        p.task,
-                        p.source,
-                        v,
-                        parse_error=row["message"] if v is None else None,
-                        config_key=config_key(p.config) if p.config is not None else None,
-                    )
-    for p in [p for p in todo if p.error is not None]:
-        emit(p, None, p.error, None)
-    for fut in as_completed(futs):  # resolved before judging opened (compile errors): at once
-        emit(futs[fut], *_outcome(futs[fut], fut))
+def _collect(futs: dict[Future, Prepared], sink: RowSink, gate: CheckGate | None) -> None:
+    """A row for each judged kernel as its verdict arrives, written in this thread (the output
+    files and the store have one writer); with the task check beside (``gate``), a verdict is held
+    until its task passed, and the check's refusal is raised here."""
+    pending = set(futs)
+    held: list[Future] = []
+    while pending or held:
+        if gate is not None:
+            gate.raise_if_refused()
+        checking = gate is not None and not gate.ended.is_set()
+        if pending:
+            got, pending = wait(pending, timeout=GATE_POLL_S if checking else None, return_when=FIRST_COMPLETED)
+            held.extend(got)
+        elif gate is not None:
+            gate.ended.wait(GATE_POLL_S)  # only verdicts of tasks not yet answered are left
+        free = [f for f in held if gate is None or gate.lets(futs[f].task, futs[f].config)]
+        for fut in free:
+            sink.emit(futs[fut], *_outcome(futs[fut], fut))
+        held = [f for f in held if f not in free]

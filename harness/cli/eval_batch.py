@@ -158,9 +158,11 @@ def cli(
     apply_sets([t for t, _ in checks], globals_set)  # every NAME is some reference's global (else exit 2)
     refuse_oversize(checks)  # before any worker: each reference's size against this machine
     # the task check (sandbox/intake/taskcheck.py) runs while the compile workers build the
-    # candidates; judging starts once it passed, and a refusal (exit 2) judges and writes nothing
+    # candidates; a task's candidates are judged once its check passed, and a refusal (exit 2)
+    # stops the batch: no candidate of the refused task is judged or written
     report = run_batch(
-        pairs, opts, before_judging=lambda: refuse_degenerate(checks, allow=allow_degenerate)
+        pairs, opts,
+        before_judging=lambda on_pass: refuse_degenerate(checks, allow=allow_degenerate, on_pass=on_pass),
     )
     counts = ", ".join(f"{k} {n}" for k, n in sorted(report.counts.items()))
     click.echo(

@@ -105,15 +105,21 @@ def allow_degenerate_option() -> Any:
                         "them). Research use; recorded in the verdict.")
 
 
-def refuse_degenerate(items: Sequence[tuple[Task, EvalConfig]], allow: bool = False) -> None:
+def refuse_degenerate(items: Sequence[tuple[Task, EvalConfig]], allow: bool = False,
+                      on_pass: Callable[[Task, EvalConfig], None] | None = None) -> None:
     """The task check before judging (sandbox/intake/taskcheck.py: kept per task, run in a reference
     worker where it is not): a degenerate task is one line on stderr and exit 2, unless ``allow``.
-    A task whose reference fails the check is left to judging, which reports it."""
+    A task whose reference fails the check is left to judging, which reports it. ``on_pass(task,
+    config)`` as each task passes (eval-batch judges it from then on), while the others are checked."""
     from sandbox.contract import DegenerateTask, SandboxUnavailable, check_tasks, task_check_timing
+
+    def answered(task: Task, config: EvalConfig, result: Any) -> None:
+        if on_pass is not None and (allow or not result.degenerate):
+            on_pass(task, config)
 
     t0 = time.monotonic()
     try:
-        results = check_tasks(items)
+        results = check_tasks(items, on_answer=answered)
     except SandboxUnavailable as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)

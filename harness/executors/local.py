@@ -86,6 +86,7 @@ class _Unit:
     build: Any = field(default=None, compare=False)
     unbuilt: bool = field(default=False, compare=False)  # an idle GPU took it before its build started
     built_before: bool = field(default=False, compare=False)  # its source's tier holds a build of an earlier run
+    gate: Any = field(default=None, compare=False)  # LocalExecutor.gate: judged once open (hold_judging)
 
 
 class LocalExecutor:
@@ -114,7 +115,10 @@ class LocalExecutor:
         # real build and judge only (a test's stand-ins say so themselves)
         self._take_unbuilt_ok = (build_fn is None and judge_fn is None) if take_unbuilt is None else take_unbuilt
         self._trusted_started = False  # prepare_trusted started (at the first submit)
-        self._held = hold_judging  # builds only, no judgement, until open_judging() (a batch's task check)
+        # held: builds only, and a unit is judged once its gate is open (open_judging: a batch's task
+        # check opens each task as it passes, and all of them when it ends)
+        self._open_all = not hold_judging
+        self._open: set[Any] = set()
         self._to_build: list[tuple[int, int, _Unit]] = []  # (build class, seq, unit): cheapest first
         self._built_sources: set[str] = set()  # native sources this executor has built once
         self.build_order: list[int] = []  # seq of each unit as its build started (for tests and stats)
@@ -143,7 +147,7 @@ class LocalExecutor:
         if self._closed:
             raise RuntimeError("the local executor is closed")
         fut: Future[Verdict] = Future()
-        unit = _Unit(next(self._seq), task, source, config, fut)
+        unit = _Unit(next(self._seq), task, source, config, fut, gate=self.gate(task, config))
         if self._judge_fn is None and not self._trusted_started and str(config.device).startswith("cuda"):
             self._trusted_started = True  # the judge's own helpers, built now beside the builds (and a batch's
             # task check), not by the first judgement; a GPU's only (on a CPU a stray compile would run beside
@@ -192,12 +196,37 @@ class LocalExecutor:
         except Exception:  # noqa: BLE001 - the first judgement builds them itself and reports what fails
             pass
 
-    def open_judging(self) -> None:
-        """Let the timing threads take units (an executor made with ``hold_judging=True`` builds
-        while the batch's task check runs, and judges nothing before it passed)."""
+    @staticmethod
+    def gate(task: Task, config: EvalConfig) -> tuple[Any, str]:
+        """What ``open_judging`` opens for a unit: its task (by source) at its profile."""
+        return getattr(task, "sha256", None) or getattr(task, "name", ""), config.profile
+
+    def open_judging(self, gate: tuple[Any, str] | None = None) -> None:
+        """Let the timing threads take the units of ``gate`` (``gate(task, config)``), or every
+        unit (None). An executor made with ``hold_judging=True`` builds while a batch's task check
+        runs and judges a unit only once its task passed: a batch's first verdict waits for its
+        own task's check, not for all of them (203 s for 63 KernelBench tasks on an H200)."""
         with self._cv:
-            self._held = False
+            if gate is None:
+                self._open_all = True
+            else:
+                self._open.add(gate)
             self._cv.notify_all()
+
+    def _judgeable(self, unit: _Unit) -> bool:
+        return self._open_all or unit.gate in self._open
+
+    def _pop_ready(self) -> _Unit | None:
+        """The earliest-submitted ready unit whose gate is open (under ``_cv``)."""
+        if self._open_all:
+            return heapq.heappop(self._ready) if self._ready else None
+        ok = [i for i, u in enumerate(self._ready) if self._judgeable(u)]
+        if not ok:
+            return None
+        k = min(ok, key=lambda i: self._ready[i].seq)
+        unit = self._ready.pop(k)
+        heapq.heapify(self._ready)
+        return unit
 
     def judge(self, task: Task, source: str, config: EvalConfig) -> Verdict:
         return self.submit(task, source, config).result()
@@ -307,12 +336,15 @@ class LocalExecutor:
             from sandbox.contract import evaluate as judge
         while True:
             with self._cv:
-                while not self._closed and not (not self._held and self._lane_free(device)
-                                                and (self._ready or self._can_take_unbuilt(device))):
+                unit = None
+                while not self._closed:
+                    if self._lane_free(device):
+                        unit = self._pop_ready() or (self._take_unbuilt() if self._can_take_unbuilt(device) else None)
+                        if unit is not None:
+                            break
                     self._cv.wait(timeout=LANE_POLL_S)  # a judgement parks or resumes outside this condition
-                if self._closed:
+                if unit is None:  # closed
                     return
-                unit = heapq.heappop(self._ready) if self._ready else self._take_unbuilt()
                 self._running[device] += 1
             slot = None
             try:
@@ -335,11 +367,14 @@ class LocalExecutor:
         prebuild's worker start and the judgement's, one after the other. On a GPU only (a CPU
         lane's judgement would compile beside the other lanes' host timers)."""
         return (self._take_unbuilt_ok and device.startswith("cuda") and not self._running[device]
-                and bool(self._to_build))
+                and any(self._judgeable(u) for _, _, u in self._to_build))
 
-    def _take_unbuilt(self) -> _Unit:
-        """The earliest-submitted unit whose build has not started (under ``_cv``)."""
-        k = min(range(len(self._to_build)), key=lambda i: self._to_build[i][1])
+    def _take_unbuilt(self) -> _Unit | None:
+        """The earliest-submitted unit, its gate open, whose build has not started (under ``_cv``)."""
+        ok = [i for i, (_, _, u) in enumerate(self._to_build) if self._judgeable(u)]
+        if not ok:
+            return None
+        k = min(ok, key=lambda i: self._to_build[i][1])
         _, _, unit = self._to_build.pop(k)
         heapq.heapify(self._to_build)
         unit.unbuilt = True

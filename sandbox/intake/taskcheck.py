@@ -34,7 +34,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from sandbox.config import EvalConfig
     from sandbox.verdict import Verdict
 
+Answered = Callable[[Task, "EvalConfig", "TaskCheck"], None]  # check_tasks' on_answer
 CHECK = "task.degenerate"  # the check's id, named in every refusal
 VERSION = 1  # bump when the draws or the comparison change: kept answers of other versions are ignored
 DRAWS = 3  # the first draw and two redraws of inputs and weights
@@ -205,9 +206,9 @@ def _probe(w: Any, arena: Any, task: Task, profile: str, device: str) -> TaskChe
                    changed=min(changed, default=0.0))
 
 
-def _run(items: list[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
+def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None) -> list[TaskCheck]:
     """Check ``items`` (all on one device, sandbox and cache root) in one reference worker; a new
-    worker after one that died."""
+    worker after one that died. ``on_answer(task, config, answer)`` as each task is checked."""
     from sandbox.isolation import SandboxUnavailable, get_launcher
     from sandbox.lane.devicelock import device_lock
     from sandbox.worker.arena import Arena
@@ -258,6 +259,8 @@ def _run(items: list[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
                 w.close()
                 arena.close()
                 w = arena = None
+            if on_answer is not None:
+                on_answer(task, c, out[-1])
     finally:
         if w is not None:
             w.close()
@@ -293,7 +296,8 @@ def split_over(group: list[tuple[Task, EvalConfig]], devices: Sequence[str]) -> 
     return [[(t, replace(c, device=devices[k])) for t, c in group[k::n]] for k in range(n)]
 
 
-def _run_split(group: list[tuple[Task, EvalConfig]]) -> list[tuple[tuple[Task, EvalConfig], TaskCheck]]:
+def _run_split(group: list[tuple[Task, EvalConfig]],
+               on_answer: Answered | None = None) -> list[tuple[tuple[Task, EvalConfig], TaskCheck]]:
     """``group`` (one device, sandbox and cache root) checked as ``_run`` does, spread over the
     visible GPUs when it is on a CUDA device and there are several: one reference worker per GPU,
     side by side in threads, each holding its own device's lock (2.4 s a KernelBench task on an
@@ -301,21 +305,23 @@ def _run_split(group: list[tuple[Task, EvalConfig]]) -> list[tuple[tuple[Task, E
     the items as given to the worker that checked them."""
     parts = split_over(group, visible_gpus(group[0][1].device))
     if len(parts) == 1:
-        return list(zip(group, _run(group), strict=True))
+        return list(zip(group, _run(group, on_answer), strict=True))
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(len(parts), thread_name_prefix="kh-taskcheck") as pool:
-        futs = [pool.submit(_run, part) for part in parts]
+        futs = [pool.submit(_run, part, on_answer) for part in parts]
         results = [f.result() for f in futs]  # the first part that raised (SandboxUnavailable) raises
     return [pair for part, res in zip(parts, results, strict=True) for pair in zip(part, res, strict=True)]
 
 
-def check_tasks(items: Sequence[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
+def check_tasks(items: Sequence[tuple[Task, EvalConfig]], on_answer: Answered | None = None) -> list[TaskCheck]:
     """The answer for each (task, the config it will be judged with), in order: kept answers where
     there are, the rest computed (one reference worker per device, sandbox and cache root, or one
     per GPU where a CUDA device's group is spread over several: ``_run_split``; a task given many
-    times, as in a batch, once) and kept. Raises SandboxUnavailable where no worker can be
-    started."""
+    times, as in a batch, once) and kept. ``on_answer(task, config, answer)`` is called once per
+    task as its answer is known (kept ones first; computed ones from the checking threads), so a
+    batch can judge a task that passed while the others are checked. Raises SandboxUnavailable
+    where no worker can be started."""
     from sandbox.worker.judgeenv import cache_root
 
     answers: dict[tuple[str, str, str, str], TaskCheck] = {}
@@ -331,10 +337,12 @@ def check_tasks(items: Sequence[tuple[Task, EvalConfig]]) -> list[TaskCheck]:
         kept = lookup(root, task, cfg.profile, cfg.device)
         if kept is not None:
             answers[key] = kept
+            if on_answer is not None:
+                on_answer(task, cfg, kept)
         else:
             todo.setdefault((cfg.device, cfg.sandbox, root, cfg.unsafe_no_isolation), []).append((task, cfg))
     for (device, _, root, _), group in todo.items():
-        for (task, cfg), res in _run_split(group):  # kept here, in this thread: one writer per file
+        for (task, cfg), res in _run_split(group, on_answer):  # kept here, in this thread: one writer per file
             answers[(task.sha256, cfg.profile, _kind(device), root)] = res
             _keep(root, task, device, res)
     return [answers[k] for k in keys]

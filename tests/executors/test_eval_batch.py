@@ -261,3 +261,38 @@ def test_store_holds_the_tree_as_an_evaluation_only_run(kb_batch):
     repo.close()
     (data,) = collect([kb_batch["store"]])
     assert {o.op for o in data.outcomes} == set(ops) and data.run.method == "eval-batch"
+
+
+
+def test_a_task_is_judged_once_its_check_passed_and_a_refusal_writes_no_row_of_the_refused_task(tmp_path):
+    """The task check runs beside the judging (harness/batch/checkgate.py): a task's candidates are
+    judged and written once its own check passed, while the others are still checked; a refusal
+    then ends the batch with no row of the refused task. Here the check passes the first task,
+    waits until that task's row is written, and refuses the second."""
+    import time
+
+    from harness.batch.driver import BatchOptions, run_batch
+    from harness.batch.inputs import Pair
+
+    relu, other, cand = REPO / "reference_ops" / "activation" / "relu.py", KB_FIXTURES / "2_ReLU_activation.py", \
+        tmp_path / "torch_relu.py"
+    cand.write_text(TORCH_RELU)
+    rows = tmp_path / "out" / "results.jsonl"
+    seen: dict[str, bool] = {}
+
+    def check(on_pass):
+        task = load_task(relu)
+        on_pass(task, eval_config(task, device="cpu", mode="feedback", sandbox="process", seed=None, profile=None,
+                                  timeout=600.0, allow_torch_ops=False, max_timing_s=0.2, candidate_name=cand.name))
+        deadline = time.monotonic() + 300
+        while not (rows.is_file() and rows.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        seen["written_while_checking"] = rows.is_file() and bool(rows.read_text().strip())
+        raise SystemExit(2)  # the second task refused
+
+    with pytest.raises(SystemExit):
+        run_batch([Pair("a", cand, relu), Pair("b", cand, other)],
+                  BatchOptions(out=tmp_path / "out", device="cpu", mode="feedback", max_timing_s=0.2, jobs=1,
+                               progress=False), before_judging=check)
+    assert seen["written_while_checking"] is True  # the first verdict did not wait for the whole check
+    assert [json.loads(line)["id"] for line in rows.read_text().splitlines()] == ["a"]  # none of the refused task

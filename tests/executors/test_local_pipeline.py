@@ -162,6 +162,22 @@ def test_a_held_executor_builds_but_judges_nothing_until_judging_opens():
     assert all("closed before judging" in str(f.exception(timeout=10)) for f in futs) and rec.judged == []
 
 
+def test_a_held_executor_judges_a_task_once_its_gate_opens_and_holds_the_others():
+    """eval-batch opens each task as its check passes: a held unit is judged (from the ready queue,
+    or taken unbuilt by an idle GPU) only once its task's gate is open."""
+    rec = Recorder(build_s=0.3)
+    with LocalExecutor(compile_workers=1, timing_devices=["cuda:0"], compile_cuts=False, judge_fn=rec.judge,
+                       build_fn=rec.build, hold_judging=True, take_unbuilt=True) as ex:
+        b = [ex.submit(Task("b"), f"b{i}", EvalConfig()) for i in range(2)]  # submitted first, opened last
+        a = [ex.submit(Task("a"), f"a{i}", EvalConfig()) for i in range(2)]
+        ex.open_judging(LocalExecutor.gate(Task("a"), EvalConfig()))
+        assert [f.result(timeout=30).message for f in a] == ["a0", "a1"]
+        time.sleep(LANE_POLL_S + 0.2)
+        assert not any(f.done() for f in b) and sorted(rec.judged) == ["a0", "a1"]
+        ex.open_judging()  # the check ended: every gate
+        assert [f.result(timeout=30).message for f in b] == ["b0", "b1"]
+
+
 def test_candidate_errors_reach_the_caller_as_from_evaluate():
     rec = Recorder()
     with executor(rec) as ex, pytest.raises(CandidateError, match="no ModelNew"):
