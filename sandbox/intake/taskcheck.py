@@ -206,11 +206,23 @@ def _probe(w: Any, arena: Any, task: Task, profile: str, device: str) -> TaskChe
                    changed=min(changed, default=0.0))
 
 
+def _gpu_bytes(task: Task, config: EvalConfig) -> int | None:
+    """The memory the check of ``task`` may hold on its GPU: a judgement's estimate (both workers
+    and the arena: more than one reference worker needs), None off a GPU or unknown."""
+    from sandbox.intake.datasize import judgement_gpu_bytes
+
+    try:
+        return judgement_gpu_bytes(task, config)
+    except Exception:  # noqa: BLE001 - a size that cannot be estimated: the check reserves the least
+        return None
+
+
 def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None) -> list[TaskCheck]:
     """Check ``items`` (all on one device, sandbox and cache root) in one reference worker; a new
     worker after one that died. ``on_answer(task, config, answer)`` as each task is checked."""
     from sandbox.isolation import SandboxUnavailable, get_launcher
     from sandbox.lane.devicelock import device_lock
+    from sandbox.lane.gpumem import GpuMemory
     from sandbox.worker.arena import Arena
     from sandbox.worker.judgeenv import worker_limits
     from sandbox.worker.session import ProtocolViolation, WorkerDied, WorkerSession
@@ -241,8 +253,12 @@ def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None
                 except WorkerDied as e:  # nothing of the task ran yet: this machine's or the jail's problem
                     raise SandboxUnavailable(f"the task check's reference worker did not start: {e} "
                                              "(`harness doctor` checks the jail)") from e
-            w.deadline = time.monotonic() + c.timeout_s
+            memory = GpuMemory()  # this task's share of the GPU: the check runs beside judgements
             try:
+                waited = memory.reserve(c.device, _gpu_bytes(task, c))
+                if waited:
+                    spent["memory_wait"] = round(waited, 3)
+                w.deadline = time.monotonic() + c.timeout_s
                 with device_lock(c.device):
                     if not warm:  # the warm-up's kernels, now that the device is held (as a judgement does)
                         t = time.monotonic()
@@ -252,6 +268,10 @@ def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None
                         warm = True
                         spent["warm"] = round(time.monotonic() - t, 3)
                     res = _probe(w, arena, task, c.profile, c.device)
+                    if c.device.startswith("cuda"):  # its memory back before its reservation goes
+                        rep, _ = w.request("trim")
+                        if not rep.get("ok"):
+                            raise WorkerDied(f"giving the task's memory back: {str(rep.get('error', ''))[:500]}")
                     out.append(replace(res, took_s={**spent, **(res.took_s or {})}))
             except (WorkerDied, ProtocolViolation) as e:
                 out.append(TaskCheck(task.name, str(task.path), c.profile, _kind(c.device), None, task.meta.atol,
@@ -259,6 +279,8 @@ def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None
                 w.close()
                 arena.close()
                 w = arena = None
+            finally:
+                memory.release()
             if on_answer is not None:
                 on_answer(task, c, out[-1])
     finally:

@@ -295,6 +295,23 @@ class Worker(CallPath, Counting):
         self.poison_bytes = [int(n) for n in req.get("bytes", [])][:8]
         return {"ok": True}
 
+    def trim(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Reference role, between the tasks of a task check: drop the models, outputs and kept
+        outputs of the last task and hand the allocator's cached device memory back, so a worker
+        that lives across tasks holds at most its current task's share of the GPU (the check runs
+        beside judgements, each of which reserves its own: sandbox/lane/gpumem.py)."""
+        import gc
+
+        self.models, self.last_out = {}, None
+        self.kept.clear()
+        gc.collect()
+        held = 0
+        if self.cuda:
+            self.torch.cuda.synchronize(self.device)
+            self.torch.cuda.empty_cache()
+            held = int(self.torch.cuda.memory_reserved(self.device))
+        return {"ok": True, "reserved_bytes": held}
+
     def device_name(self, req: dict[str, Any]) -> dict[str, Any]:
         name = self.torch.cuda.get_device_name(self.device) if self.cuda else "cpu"
         return {"ok": True, "device_name": name, "torch": self.torch.__version__}

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         from sandbox.check import refcheck
         from sandbox.lane.gpuquiet import probe as gpu_quiet
 
-        handlers["peaks"], handlers["device_name"] = w.peaks, w.device_name
+        handlers["peaks"], handlers["device_name"], handlers["trim"] = w.peaks, w.device_name, w.trim
         handlers["check"] = lambda req: refcheck.check(w, req)
         handlers["stage"] = w.stage
         handlers["gpu_quiet"] = lambda req: {"ok": True, **gpu_quiet(w.torch, w._spin_rate)}  # sandbox/lane/firstcall.py
