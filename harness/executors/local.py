@@ -32,48 +32,15 @@ from harness.astlock import serialise_ast_parse
 from harness.executors import buildorder
 from harness.executors.base import ExecutorStats, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
+from harness.executors.localsizes import (  # noqa: F401 - default_timing_devices: the batch driver's and Ray's
+    default_compile_workers,
+    default_judges_per_device,
+    default_timing_devices,
+    lower_priority,
+)
 from sandbox.contract import EvalConfig, Task, Verdict, machine_slots, parked_judgements
 
 LANE_POLL_S = 0.5  # how often an idle judging thread looks again at its device's parked judgements
-
-
-def default_compile_workers() -> int:
-    return max(1, (os.cpu_count() or 2) - 1)
-
-
-def default_timing_devices() -> list[str]:
-    try:
-        import torch
-
-        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    except Exception:  # noqa: BLE001
-        n = 0
-    return [f"cuda:{i}" for i in range(n)] or ["cpu"]
-
-
-def default_judges_per_device(devices: list[str]) -> int:
-    """Judging threads per device. A judgement's workers take ~15-20 s to start (outside the
-    device lock) against ~3-4 s holding the GPU, so a GPU needs several in flight to stay busy.
-    H100, 16 cores, the conformance set's CUDA rows judged again (2 x 17, builds cached): 4
-    threads 10.3 judged per minute after the first verdict (median GPU-held 3.76 s), 6 threads
-    13.3 (3.73 s), 8 threads 15.0 but the median held time rose to 4.26 s (their start-ups
-    crowd the judgement that holds the GPU); docs/performance.md. So 6 where a GPU has 12 or
-    more cores, fewer on smaller hosts, and 2 on a CPU (test boxes have few cores)."""
-    gpus = sum(d.startswith("cuda") for d in devices)
-    if not gpus:
-        return 2
-    cores = (os.cpu_count() or 2) / gpus
-    return 6 if cores >= 12 else 4 if cores >= 6 else 2
-
-
-def _lower_priority(nice: int) -> None:
-    """Run in each build thread: Linux niceness is per thread and inherited by the processes a
-    thread starts, so the sandboxed build workers and their compilers yield the CPU to the
-    timing worker's processes (judging stays prompt and its host-side clock undisturbed)."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
-    except (OSError, AttributeError):
-        pass
 
 
 @dataclass(order=True)
@@ -278,7 +245,7 @@ class LocalExecutor:
 
     # -- workers --------------------------------------------------------------------------
     def _build_loop(self, nice: int) -> None:
-        _lower_priority(nice)
+        lower_priority(nice)
         while True:
             with self._cv:
                 while not self._to_build and not self._closed:
