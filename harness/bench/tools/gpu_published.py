@@ -104,7 +104,7 @@ def summary(out: Path, t0: float) -> dict[str, Any]:
         d = v.get("durations_s") or {}
         if ex.get("prebuild") in ("built", "compile_error") and ex.get("prebuild_compile_s"):
             compile_s.append(float(ex["prebuild_compile_s"]))
-        elif ex.get("prebuild") in ("taken unbuilt", "none", None) and d.get("compile"):
+        elif ex.get("prebuild") in ("taken unbuilt", "built before", "none", None) and d.get("compile"):
             compile_s.append(float(d["compile"]))  # built by the judgement itself (or a compile error)
         if d.get("build") is not None:
             build_wall.append(float(d["build"]))

@@ -27,6 +27,7 @@ batch() {  # name seconds
   timeout "$2" python3 -m harness eval-batch "$W/pub.jsonl" --out "$W/$1" --mode final --device cuda --max-timing-s 2 \
     --allow-degenerate --rules "$RULES" --jobs "$JOBS" > "$W/$1.log" 2>&1
   echo "$1: eval-batch exit $? after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" >> "$SUM"
+  grep -h "^task check:" "$W/$1.log" >> "$SUM"  # where the check's time went (sandbox/intake/taskcheck.py)
   python3 $T summary "$W/$1" "$t0" --json "$W/$1-summary.json" >> "$SUM" 2>&1
 }
 batch cold "$P1_S"
