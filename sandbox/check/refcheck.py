@@ -70,6 +70,37 @@ def check(w: Any, req: dict[str, Any]) -> dict[str, Any]:
     return rep
 
 
+def keep_own(w: Any, req: dict[str, Any]) -> dict[str, Any]:
+    """The task check's first draw (sandbox/intake/taskcheck.py): keep this worker's last output on
+    its device for the redraws (``check_own``). It never goes through the arena: an 8 GiB output
+    took an 8 GiB host region, a copy to the host and one back per redraw."""
+    if w.last_out is None:
+        return {"ok": False, "kind": "protocol", "error": "no output to keep"}
+    w.own_first = w.last_out
+    return {"ok": True}
+
+
+def check_own(w: Any, req: dict[str, Any]) -> dict[str, Any]:
+    """The task check's redraw: the kept first draw's output against the last call's, on this
+    worker's device, with the op's ``atol``/``rtol`` (the fields of ``check``'s reply it uses)."""
+    from sandbox.check import compare
+
+    t = w.torch
+    first, last = getattr(w, "own_first", None), w.last_out
+    if first is None or last is None:
+        return {"ok": False, "kind": "protocol", "error": "no kept first draw, or no call since"}
+
+    def devices(xs: list[Any]) -> list[str]:
+        return [str(x.device) if isinstance(x, t.Tensor) else type(x).__name__ for x in xs]
+
+    ct = compare.check_types(first, last, devices(first), devices(last))
+    if not ct.passed:
+        return {"ok": True, "types_ok": False, "message": ct.message}
+    c = compare.compare(first, last, float(req["atol"]), float(req["rtol"]), fused=_fused(w, req))
+    return {"ok": True, "types_ok": True, "passed": c.passed, "message": c.message, "max_abs_err": c.max_abs_err,
+            "mismatch_fraction": c.mismatch_fraction}
+
+
 def _fused(w: Any, req: dict[str, Any]) -> Any:
     """The one-kernel float pass (sandbox/check/fusedcompare.py) the parent built and named in the
     request, loaded once per worker; None where there is none or it did not load (the torch pass

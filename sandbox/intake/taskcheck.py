@@ -10,8 +10,12 @@ evaluator's rule, sandbox/check/compare.py). A task is degenerate when every red
 close to the reference's, wherever it came from, is then judged correct.
 
 Where it runs: in a reference worker (the jailed worker role that runs references, never the
-candidate's), through the requests a judgement already uses (``setup`` with a seed, ``call``,
-``fetch`` of the first draw's output into the arena, ``check`` of each redraw against it), one
+candidate's): ``setup`` with a seed, as a judgement's; then requests of the check's own that keep
+every input and output on the worker's device (``own_call``: inputs made from the seed there and
+the forward, sandbox/worker/main.py; ``keep_own`` of the first draw's output, ``check_own`` of each
+redraw against it with the evaluator's comparison, sandbox/check/refcheck.py). Until session 31 it
+went through a judgement's ``call``, ``fetch`` and ``check``, whose inputs and first output crossed
+to the host and back (an 8 GiB input twice a draw). One
 worker for all the tasks of one call (on a CUDA device where several GPUs are visible, the tasks
 dealt round-robin over them, one worker per GPU, side by side), at the profile and on the device
 kind the judgement will use, holding the device's lock. The seeds are fixed, so the answer is deterministic; it is kept per
@@ -30,127 +34,29 @@ set). A reference that fails is not this check's business: its result says so
 
 from __future__ import annotations
 
-import json
-import os
-import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from sandbox.intake.task import Task, TaskError
+from sandbox.intake.task import Task
+from sandbox.intake.taskanswer import (  # noqa: F401 - the check's answer, kept: named here too
+    CHECK,
+    DRAWS,
+    VERSION,
+    DegenerateTask,
+    TaskCheck,
+    _keep,
+    lookup,
+    store_path,
+)
 
 if TYPE_CHECKING:
     from sandbox.config import EvalConfig
     from sandbox.verdict import Verdict
 
 Answered = Callable[[Task, "EvalConfig", "TaskCheck"], None]  # check_tasks' on_answer
-CHECK = "task.degenerate"  # the check's id, named in every refusal
-VERSION = 1  # bump when the draws or the comparison change: kept answers of other versions are ignored
-DRAWS = 3  # the first draw and two redraws of inputs and weights
 INIT_SEED, INPUT_SEED = 0x7A5C0, 0x1F0D0  # draw k: init INIT_SEED + k, inputs INPUT_SEED + k
-
-
-@dataclass(frozen=True)
-class TaskCheck:
-    """The answer for one task at one profile on one device kind."""
-
-    task: str
-    path: str
-    profile: str
-    device: str  # "cpu" | "cuda": the kind (the answer does not depend on which GPU)
-    degenerate: bool | None  # None: not decided (the reference failed; judging reports it)
-    atol: float
-    rtol: float
-    draws: int = DRAWS
-    max_abs_diff: float | None = None  # the largest |redraw - first draw| over the redraws
-    changed: float | None = None  # the smallest share of output elements beyond tolerance, over the redraws
-    error: str = ""
-    cached: bool = False  # read from the kept answers, not computed now
-    # where the check's time went, in seconds: "setup", "call", "fetch", "check" summed over the draws;
-    # "start" (the reference worker's start) and "warm" (its GPU warm-up) on the first task a worker checked
-    took_s: dict[str, float] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k != "cached"}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TaskCheck:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
-
-    def evidence(self) -> str:
-        """The evidence in words (one line, for ``suite lint`` and the refusal)."""
-        if self.degenerate is None:
-            return f"not decided: the reference failed: {self.error[:300]}"
-        diff = "-" if self.max_abs_diff is None else f"{self.max_abs_diff:.2g}"
-        if self.degenerate:
-            return (f"{self.draws} draws of inputs and weights at profile {self.profile} ({self.device}) agree "
-                    f"within atol {self.atol:g} / rtol {self.rtol:g} (largest difference {diff})")
-        share = "-" if self.changed is None else f"{100 * self.changed:.3g}%"
-        return (f"redrawn inputs and weights change {share} of the output beyond atol {self.atol:g} / "
-                f"rtol {self.rtol:g} (largest difference {diff}; {self.draws} draws at profile {self.profile})")
-
-    def refusal(self) -> str:
-        """The one-line error of ``harness eval``, ``eval-batch`` and ``run``."""
-        return (f"{self.path}: task check {CHECK}: the reference's output does not change beyond its tolerance "
-                f"when its inputs and weights are redrawn: {self.evidence()}; any output near it passes. Fix or "
-                "retire the task, or pass --allow-degenerate to judge it anyway (recorded in the verdict)")
-
-
-class DegenerateTask(TaskError):
-    """A task the check found degenerate, refused (a TaskError: exit 2 where task errors are)."""
-
-    check = CHECK
-
-    def __init__(self, result: TaskCheck) -> None:
-        super().__init__(result.refusal())
-        self.result = result
-
-
-# -- the kept answers ------------------------------------------------------------------------------
-
-def store_path(root: str | os.PathLike[str], task: Task, device: str) -> Path:
-    """Beside the reference cache's entry of the task on this device kind (not inside it: the
-    entry's files are copied into every reference worker)."""
-    from sandbox.check.refcache import entry_dir
-
-    return Path(entry_dir(root, task.source, device) + ".checks.json")
-
-
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        d = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return d.get("results", {}) if isinstance(d, dict) and d.get("version") == VERSION else {}
-
-
-def lookup(root: str | os.PathLike[str], task: Task, profile: str, device: str) -> TaskCheck | None:
-    d = _read(store_path(root, task, device)).get(profile)
-    if not isinstance(d, dict):
-        return None
-    try:
-        # the same source may sit at another path now: the answer names the file asked about
-        return replace(TaskCheck.from_dict(d), cached=True, task=task.name, path=str(task.path))
-    except TypeError:
-        return None
-
-
-def _keep(root: str | os.PathLike[str], task: Task, device: str, result: TaskCheck) -> None:
-    if result.degenerate is None:  # a failing reference may be this machine's moment: asked again next time
-        return
-    path = store_path(root, task, device)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        results = _read(path)
-        results[result.profile] = result.to_dict()
-        tmp = path.with_name(f"{path.name}.kh-tmp-{secrets.token_hex(4)}")
-        tmp.write_text(json.dumps({"version": VERSION, "results": results}, indent=1))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only cache: checked again next time
 
 
 # -- the check in a reference worker ---------------------------------------------------------------
@@ -159,16 +65,16 @@ def _kind(device: str) -> str:
     return "cuda" if device.startswith("cuda") else "cpu"
 
 
-def _probe(w: Any, arena: Any, task: Task, profile: str, device: str) -> TaskCheck:
-    """The draws of one task in worker ``w`` (a reference WorkerSession with the arena attached)."""
+def _probe(w: Any, task: Task, profile: str, device: str) -> TaskCheck:
+    """The draws of one task in worker ``w`` (a reference WorkerSession): every input and output stays
+    on the worker's device (``own_call``, ``keep_own``, ``check_own``)."""
     base = TaskCheck(task.name, str(task.path), profile, _kind(device), None, task.meta.atol, task.meta.rtol)
     if profile != "default" and profile not in task.shapes:  # judging says so (TaskError)
         return replace(base, error=f"no shape profile {profile!r} (has {task.profiles})")
     overrides = dict(task.shapes.get(profile, {})) if profile != "default" else {}
-    first: dict[str, Any] = {}
     diffs: list[float] = []
     changed: list[float] = []
-    took = {"setup": 0.0, "call": 0.0, "fetch": 0.0, "check": 0.0}
+    took = {"setup": 0.0, "own_call": 0.0, "keep_own": 0.0, "check_own": 0.0}
     base = replace(base, took_s=took)
 
     def request(step: str, **kw: Any) -> dict[str, Any]:
@@ -182,18 +88,15 @@ def _probe(w: Any, arena: Any, task: Task, profile: str, device: str) -> TaskChe
                       init_seed=INIT_SEED + k, compile=False)
         if not rep.get("ok"):
             return replace(base, error=f"building Model (draw {k}): {str(rep.get('error', ''))[-1500:]}")
-        rep = request("call", seed=INPUT_SEED + k, target="eager")
+        rep = request("own_call", seed=INPUT_SEED + k, target="eager")
         if not rep.get("ok"):
             return replace(base, error=f"the reference's call (draw {k}): {str(rep.get('error', ''))[-1500:]}")
-        if k == 0:
-            arena.ensure("out", sum(int(b) for b in rep.get("out_bytes", [])) + 2**20)
-            rep = request("fetch")
-            if not rep.get("ok") or rep.get("too_big") is not None or "entries" not in rep:
-                return replace(base, error=f"keeping the first draw's output: {rep.get('error', rep.get('too_big'))}")
-            first = {"entries": rep["entries"], "devices": rep.get("devices", [])}
+        if k == 0:  # kept on the worker's device: no copy through the host (sandbox/check/refcheck.py)
+            rep = request("keep_own")
+            if not rep.get("ok"):
+                return replace(base, error=f"keeping the first draw's output: {rep.get('error')}")
             continue
-        rep = request("check", **first, atol=task.meta.atol, rtol=task.meta.rtol, against="last",
-                      keep=None, trivial=False, limit=None)
+        rep = request("check_own", atol=task.meta.atol, rtol=task.meta.rtol)
         if not rep.get("ok") or rep.get("load_error"):
             return replace(base, error=f"comparing draw {k}: {rep.get('error', rep.get('load_error'))}")
         if not rep.get("types_ok") or not rep.get("passed"):  # another shape or dtype, or beyond tolerance
@@ -223,7 +126,6 @@ def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None
     from sandbox.isolation import SandboxUnavailable, get_launcher
     from sandbox.lane.devicelock import device_lock
     from sandbox.lane.gpumem import GpuMemory
-    from sandbox.worker.arena import Arena
     from sandbox.worker.judgeenv import worker_limits
     from sandbox.worker.session import ProtocolViolation, WorkerDied, WorkerSession
 
@@ -236,7 +138,6 @@ def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None
     limits = replace(limits, wall_seconds=cfg.timeout_s * len(items) + 60.0)
     out: list[TaskCheck] = []
     w: Any = None
-    arena: Any = None
     warm = False  # the current worker's GPU warm-up done
     try:
         for task, c in items:
@@ -244,10 +145,8 @@ def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None
             if w is None:
                 try:
                     t = time.monotonic()
-                    arena = Arena()
                     w = WorkerSession("reference", launcher, c.device, None, time.monotonic() + c.timeout_s, limits)
                     w.connect()
-                    w.attach_arena(arena, ("ref_in", "out"))
                     warm = not c.device.startswith("cuda")
                     spent["start"] = round(time.monotonic() - t, 3)
                 except WorkerDied as e:  # nothing of the task ran yet: this machine's or the jail's problem
@@ -267,7 +166,7 @@ def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None
                             raise WorkerDied(f"GPU warm-up: {str(rep.get('error', ''))[:500]}")
                         warm = True
                         spent["warm"] = round(time.monotonic() - t, 3)
-                    res = _probe(w, arena, task, c.profile, c.device)
+                    res = _probe(w, task, c.profile, c.device)
                     if c.device.startswith("cuda"):  # its memory back before its reservation goes
                         rep, _ = w.request("trim")
                         if not rep.get("ok"):
@@ -277,8 +176,7 @@ def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None
                 out.append(TaskCheck(task.name, str(task.path), c.profile, _kind(c.device), None, task.meta.atol,
                                      task.meta.rtol, error=f"the reference worker died: {e}"[:1500]))
                 w.close()
-                arena.close()
-                w = arena = None
+                w = None
             finally:
                 memory.release()
             if on_answer is not None:
@@ -286,8 +184,6 @@ def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None
     finally:
         if w is not None:
             w.close()
-        if arena is not None:
-            arena.close()
     return out
 
 
@@ -381,7 +277,7 @@ def timing_line(results: Sequence[TaskCheck], wall_s: float) -> str:
     for r in now.values():
         for k, v in (r.took_s or {}).items():
             steps[k] = steps.get(k, 0.0) + v
-    order = ["start", "warm", "setup", "call", "fetch", "check"]
+    order = ["memory_wait", "start", "warm", "setup", "own_call", "keep_own", "check_own"]
     parts = ", ".join(f"{k} {steps[k]:.1f}" for k in order if k in steps)
     return f"task check: {len(now)} task(s) checked in {wall_s:.1f} s (seconds per step, summed: {parts})"
 

@@ -295,6 +295,28 @@ class Worker(CallPath, Counting):
         self.poison_bytes = [int(n) for n in req.get("bytes", [])][:8]
         return {"ok": True}
 
+    def own_call(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Reference role, the task check (sandbox/intake/taskcheck.py): the reference's forward on
+        inputs made from ``seed`` on this worker's device, its outputs kept as ``last_out``. A
+        ``call`` stages the inputs in the arena for the candidate's worker; the check has none, and
+        an 8 GiB input went to the host and back for each of its draws."""
+        try:
+            inputs = self._inputs(int(req["seed"]))
+            grad_was = self._grad_enabled()
+            self._set_grad(False)
+            try:
+                out = self.models[str(req.get("target", "eager"))](*inputs)
+            finally:
+                self._set_grad(grad_was)
+            del inputs
+            self.last_out = list(out) if isinstance(out, (tuple, list)) else [out]
+            if self.cuda:
+                self._sync()
+        except BaseException as e:  # noqa: BLE001 - the reference's own failure: the check says so
+            return {"ok": False, "kind": "runtime_error", "error": _trunc(_format_exc(e))}
+        T = self._T
+        return {"ok": True, "out_bytes": [o.numel() * o.element_size() for o in self.last_out if type(o) is T]}
+
     def trim(self, req: dict[str, Any]) -> dict[str, Any]:
         """Reference role, between the tasks of a task check: drop the models, outputs and kept
         outputs of the last task and hand the allocator's cached device memory back, so a worker
@@ -302,7 +324,7 @@ class Worker(CallPath, Counting):
         beside judgements, each of which reserves its own: sandbox/lane/gpumem.py)."""
         import gc
 
-        self.models, self.last_out = {}, None
+        self.models, self.last_out, self.own_first = {}, None, None
         self.kept.clear()
         gc.collect()
         held = 0

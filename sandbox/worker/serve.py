@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
 
         handlers["peaks"], handlers["device_name"], handlers["trim"] = w.peaks, w.device_name, w.trim
         handlers["check"] = lambda req: refcheck.check(w, req)
+        handlers["own_call"] = w.own_call  # the task check's draws, on the device, without the arena
+        handlers["keep_own"] = lambda req: refcheck.keep_own(w, req)
+        handlers["check_own"] = lambda req: refcheck.check_own(w, req)
         handlers["stage"] = w.stage
         handlers["gpu_quiet"] = lambda req: {"ok": True, **gpu_quiet(w.torch, w._spin_rate)}  # sandbox/lane/firstcall.py
     exit_now = os._exit
