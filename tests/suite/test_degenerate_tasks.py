@@ -85,7 +85,7 @@ def test_redrawn_inputs_and_weights_find_the_degenerate_task_and_pass_the_contro
     assert set(degen.took_s) == {"start", "setup", "own_call", "keep_own", "check_own"} and degen.took_s["start"] > 0, \
         degen.took_s
     assert set(kb_relu.took_s) == {"setup", "own_call", "keep_own", "check_own"} and \
-        kb_relu.took_s["setup"] > 0 and kb_relu.took_s["own_call"] > 0, kb_relu.took_s
+        min(kb_relu.took_s.values()) >= 0 and kb_relu.took_s["setup"] + kb_relu.took_s["own_call"] > 0, kb_relu.took_s
     assert "start" in relu.took_s  # a fresh worker after the one that died
     line = timing_line([degen, kb_relu, relu], 12.5)
     assert line.startswith("task check: 3 task(s) checked in 12.5 s (seconds per step, summed: start ") and \
