@@ -8,11 +8,12 @@
 #     no judgement beside the check may be `rejected sandbox.resources` or fail to allocate;
 #   - a unit whose source an earlier run built goes straight to a judging lane (evidence prebuild "built before"):
 #     the warm first verdict waited 13 s for a compile worker's cache-hit build worker (session 30);
-#   - the task check's timing line (where its 2.4 s a task go: start, warm, setup, call, fetch, check).
+#   - the task check on the device (own_call, keep_own, check_own: no arena, no copy to the host and back) and
+#     its timing line (where its time goes: memory_wait, start, warm, setup, own_call, keep_own, check_own).
 # Predictions (written before the run): cold first verdict 35-60 s (the first builds' 20-25 s compile, then a
 # 20 s judgement); 18-25 judged a minute after the first on two GPUs; warm first verdict 18-25 s and every warm
 # native unit "built before"; no harness false verdict (37_FrobeniusNorm and the read-only cache valid or the
-# candidate's own error); the check's `setup` the largest step.
+# candidate's own error); the check under 1 s a task on average (2.4 s in session 30).
 set -u
 export OUT=${OUT:-$PWD/out} BUDGET=${BUDGET:-560} N=${N:-80} JOBS=${JOBS:-16}
 bash harness/bench/tools/gpu_published.sh
