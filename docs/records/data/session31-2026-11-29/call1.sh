@@ -15,7 +15,7 @@
 # native unit "built before"; no harness false verdict (37_FrobeniusNorm and the read-only cache valid or the
 # candidate's own error); the check under 1 s a task on average (2.4 s in session 30).
 set -u
-export OUT=${OUT:-$PWD/out} N=${N:-80} JOBS=${JOBS:-16}
+export OUT=${OUT:-$PWD/out} N=${N:-80} JOBS=${JOBS:-16}; mkdir -p "$OUT"
 # first, the check's own GPU test: the degenerate task and the controls through own_call/keep_own/check_own/trim
 timeout 90 python3 -m pytest -q -p no:cacheprovider tests/suite/test_degenerate_tasks.py -k cuda > "$OUT/check-gpu-test.txt" 2>&1
 echo "check's GPU test: exit $?" >> "$OUT/check-gpu-test.txt"; tail -3 "$OUT/check-gpu-test.txt"
