@@ -29,8 +29,6 @@ class CheckGate:
     def __init__(self, before_judging: BeforeJudging, executor: Any) -> None:
         self._before = before_judging
         self._ex = executor
-        self._passed: set[Any] = set()
-        self._lock = threading.Lock()
         self.error: BaseException | None = None  # what the check raised (a refusal's SystemExit)
         self.ended = threading.Event()
         self.thread = threading.Thread(target=self._run, name="kh-task-check", daemon=True)
@@ -41,7 +39,7 @@ class CheckGate:
 
     def _run(self) -> None:
         try:
-            self._before(self._pass)
+            self._before(lambda task, config: self._ex.open_judging(self._ex.gate(task, config)))
         except BaseException as e:  # noqa: BLE001 - raised again in the batch's own thread
             self.error = e
         else:
@@ -49,18 +47,10 @@ class CheckGate:
         finally:
             self.ended.set()
 
-    def _pass(self, task: Any, config: Any) -> None:
-        gate = self._ex.gate(task, config)
-        with self._lock:
-            self._passed.add(gate)
-        self._ex.open_judging(gate)
-
     def lets(self, task: Any, config: Any) -> bool:
-        """May a verdict of this task be written now: its task passed, or the whole check did."""
-        if self.ended.is_set() and self.error is None:
-            return True
-        with self._lock:
-            return self._ex.gate(task, config) in self._passed
+        """May a verdict of this task be written now: the executor judges its task (it passed, or
+        the whole check did)."""
+        return self._ex.opened(task, config)
 
     def raise_if_refused(self) -> None:
         if self.error is not None:

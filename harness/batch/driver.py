@@ -315,7 +315,10 @@ def _collect(futs: dict[Future, Prepared], sink: RowSink, gate: CheckGate | None
             held.extend(got)
         elif gate is not None:
             gate.ended.wait(GATE_POLL_S)  # only verdicts of tasks not yet answered are left
-        free = [f for f in held if gate is None or gate.lets(futs[f].task, futs[f].config)]
-        for fut in free:
-            sink.emit(futs[fut], *_outcome(futs[fut], fut))
-        held = [f for f in held if f not in free]
+        waiting = []
+        for fut in held:
+            if gate is None or gate.lets(futs[fut].task, futs[fut].config):
+                sink.emit(futs[fut], *_outcome(futs[fut], fut))
+            else:
+                waiting.append(fut)
+        held = waiting

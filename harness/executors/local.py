@@ -180,6 +180,11 @@ class LocalExecutor:
                 self._open.add(gate)
             self._cv.notify_all()
 
+    def opened(self, task: Task, config: EvalConfig) -> bool:
+        """Are units of this task and config judged now (not held)."""
+        with self._cv:
+            return self._open_all or self.gate(task, config) in self._open
+
     def _judgeable(self, unit: _Unit) -> bool:
         return self._open_all or unit.gate in self._open
 

@@ -104,7 +104,7 @@ def lookup(root: str | os.PathLike[str], task: Task, profile: str, device: str) 
         return None
 
 
-def _keep(root: str | os.PathLike[str], task: Task, device: str, result: TaskCheck) -> None:
+def keep(root: str | os.PathLike[str], task: Task, device: str, result: TaskCheck) -> None:
     if result.degenerate is None:  # a failing reference may be this machine's moment: asked again next time
         return
     path = store_path(root, task, device)

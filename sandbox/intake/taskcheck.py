@@ -46,7 +46,7 @@ from sandbox.intake.taskanswer import (  # noqa: F401 - the check's answer, kept
     VERSION,
     DegenerateTask,
     TaskCheck,
-    _keep,
+    keep,
     lookup,
     store_path,
 )
@@ -262,7 +262,7 @@ def check_tasks(items: Sequence[tuple[Task, EvalConfig]], on_answer: Answered | 
     for (device, _, root, _), group in todo.items():
         for (task, cfg), res in _run_split(group, on_answer):  # kept here, in this thread: one writer per file
             answers[(task.sha256, cfg.profile, _kind(device), root)] = res
-            _keep(root, task, device, res)
+            keep(root, task, device, res)
     return [answers[k] for k in keys]
 
 

@@ -329,7 +329,7 @@ class Worker(CallPath, Counting):
         gc.collect()
         held = 0
         if self.cuda:
-            self.torch.cuda.synchronize(self.device)
+            self._sync()
             self.torch.cuda.empty_cache()
             held = int(self.torch.cuda.memory_reserved(self.device))
         return {"ok": True, "reserved_bytes": held}
