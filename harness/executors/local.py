@@ -32,6 +32,7 @@ from harness.astlock import serialise_ast_parse
 from harness.executors import buildorder
 from harness.executors.base import ExecutorStats, JudgeFn
 from harness.executors.cuts import CutsApplied, apply_compile_cuts
+from harness.executors.lanechoice import LaneChoice
 from harness.executors.localsizes import (  # noqa: F401 - default_timing_devices: the batch driver's and Ray's
     default_compile_workers,
     default_judges_per_device,
@@ -56,7 +57,7 @@ class _Unit:
     gate: Any = field(default=None, compare=False)  # LocalExecutor.gate: judged once open (hold_judging)
 
 
-class LocalExecutor:
+class LocalExecutor(LaneChoice):
     name = "local"
 
     def __init__(self, compile_workers: int | None = None, timing_devices: list[str] | None = None,
@@ -162,43 +163,6 @@ class LocalExecutor:
             prepare_trusted(config)
         except Exception:  # noqa: BLE001 - the first judgement builds them itself and reports what fails
             pass
-
-    @staticmethod
-    def gate(task: Task, config: EvalConfig) -> tuple[Any, str]:
-        """What ``open_judging`` opens for a unit: its task (by source) at its profile."""
-        return getattr(task, "sha256", None) or getattr(task, "name", ""), config.profile
-
-    def open_judging(self, gate: tuple[Any, str] | None = None) -> None:
-        """Let the timing threads take the units of ``gate`` (``gate(task, config)``), or every
-        unit (None). An executor made with ``hold_judging=True`` builds while a batch's task check
-        runs and judges a unit only once its task passed: a batch's first verdict waits for its
-        own task's check, not for all of them (203 s for 63 KernelBench tasks on an H200)."""
-        with self._cv:
-            if gate is None:
-                self._open_all = True
-            else:
-                self._open.add(gate)
-            self._cv.notify_all()
-
-    def opened(self, task: Task, config: EvalConfig) -> bool:
-        """Are units of this task and config judged now (not held)."""
-        with self._cv:
-            return self._open_all or self.gate(task, config) in self._open
-
-    def _judgeable(self, unit: _Unit) -> bool:
-        return self._open_all or unit.gate in self._open
-
-    def _pop_ready(self) -> _Unit | None:
-        """The earliest-submitted ready unit whose gate is open (under ``_cv``)."""
-        if self._open_all:
-            return heapq.heappop(self._ready) if self._ready else None
-        ok = [i for i, u in enumerate(self._ready) if self._judgeable(u)]
-        if not ok:
-            return None
-        k = min(ok, key=lambda i: self._ready[i].seq)
-        unit = self._ready.pop(k)
-        heapq.heapify(self._ready)
-        return unit
 
     def judge(self, task: Task, source: str, config: EvalConfig) -> Verdict:
         return self.submit(task, source, config).result()
@@ -329,28 +293,6 @@ class LocalExecutor:
                 with self._cv:
                     self._running[device] -= 1
                     self._cv.notify_all()
-
-    def _can_take_unbuilt(self, device: str) -> bool:
-        """A GPU with no judgement in flight and nothing ready takes a unit whose build has not
-        started, rather than idle until the compile pool finishes one: its judgement builds it beside
-        its workers' start (sandbox/build/buildphase.py, the order ``harness eval`` uses), so the
-        workers' ~10-15 s start-up overlaps the build instead of following it. On two H200s a
-        batch's first verdict came 32 s after submission with every build cached (session 30), the
-        prebuild's worker start and the judgement's, one after the other. On a GPU only (a CPU
-        lane's judgement would compile beside the other lanes' host timers)."""
-        return (self._take_unbuilt_ok and device.startswith("cuda") and not self._running[device]
-                and any(self._judgeable(u) for _, _, u in self._to_build))
-
-    def _take_unbuilt(self) -> _Unit | None:
-        """The earliest-submitted unit, its gate open, whose build has not started (under ``_cv``)."""
-        ok = [i for i, (_, _, u) in enumerate(self._to_build) if self._judgeable(u)]
-        if not ok:
-            return None
-        k = min(ok, key=lambda i: self._to_build[i][1])
-        _, _, unit = self._to_build.pop(k)
-        heapq.heapify(self._to_build)
-        unit.unbuilt = True
-        return unit
 
     def _machine_slot(self, device: str) -> Any:
         """The machine's slots for one judgement in flight on ``device`` (sandbox/lane/slots.py):
