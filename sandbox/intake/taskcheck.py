@@ -35,7 +35,8 @@ set). A reference that fails is not this check's business: its result says so
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -65,9 +66,12 @@ def _kind(device: str) -> str:
     return "cuda" if device.startswith("cuda") else "cpu"
 
 
-def _probe(w: Any, task: Task, profile: str, device: str) -> TaskCheck:
+def _probe(w: Any, task: Task, profile: str, device: str,
+           held: Callable[[], AbstractContextManager[Any]] = nullcontext) -> TaskCheck:
     """The draws of one task in worker ``w`` (a reference WorkerSession): every input and output stays
-    on the worker's device (``own_call``, ``keep_own``, ``check_own``)."""
+    on the worker's device (``own_call``, ``keep_own``, ``check_own``). Each draw's ``setup`` (the
+    model's constructor, CPU work, and the copy of its weights) runs outside ``held``; its call and
+    comparison inside (on a GPU: the device's lock, ``_Held``)."""
     base = TaskCheck(task.name, str(task.path), profile, _kind(device), None, task.meta.atol, task.meta.rtol)
     if profile != "default" and profile not in task.shapes:  # judging says so (TaskError)
         return replace(base, error=f"no shape profile {profile!r} (has {task.profiles})")
@@ -88,15 +92,16 @@ def _probe(w: Any, task: Task, profile: str, device: str) -> TaskCheck:
                       init_seed=INIT_SEED + k, compile=False)
         if not rep.get("ok"):
             return replace(base, error=f"building Model (draw {k}): {str(rep.get('error', ''))[-1500:]}")
-        rep = request("own_call", seed=INPUT_SEED + k, target="eager")
-        if not rep.get("ok"):
-            return replace(base, error=f"the reference's call (draw {k}): {str(rep.get('error', ''))[-1500:]}")
-        if k == 0:  # kept on the worker's device: no copy through the host (sandbox/check/refcheck.py)
-            rep = request("keep_own")
+        with held():
+            rep = request("own_call", seed=INPUT_SEED + k, target="eager")
             if not rep.get("ok"):
-                return replace(base, error=f"keeping the first draw's output: {rep.get('error')}")
-            continue
-        rep = request("check_own", atol=task.meta.atol, rtol=task.meta.rtol)
+                return replace(base, error=f"the reference's call (draw {k}): {str(rep.get('error', ''))[-1500:]}")
+            if k == 0:  # kept on the worker's device: no copy through the host (sandbox/check/refcheck.py)
+                rep = request("keep_own")
+                if not rep.get("ok"):
+                    return replace(base, error=f"keeping the first draw's output: {rep.get('error')}")
+                continue
+            rep = request("check_own", atol=task.meta.atol, rtol=task.meta.rtol)
         if not rep.get("ok") or rep.get("load_error"):
             return replace(base, error=f"comparing draw {k}: {rep.get('error', rep.get('load_error'))}")
         if not rep.get("types_ok") or not rep.get("passed"):  # another shape or dtype, or beyond tolerance
@@ -110,14 +115,49 @@ def _probe(w: Any, task: Task, profile: str, device: str) -> TaskCheck:
 
 
 def _gpu_bytes(task: Task, config: EvalConfig) -> int | None:
-    """The memory the check of ``task`` may hold on its GPU: a judgement's estimate (both workers
-    and the arena: more than one reference worker needs), None off a GPU or unknown."""
-    from sandbox.intake.datasize import judgement_gpu_bytes
+    """The memory the check of ``task`` may hold on its GPU (``check_gpu_bytes``: one reference
+    worker's draw, not a judgement's two workers and arena), None off a GPU or unknown."""
+    from sandbox.intake.datasize import check_gpu_bytes
 
     try:
-        return judgement_gpu_bytes(task, config)
+        return check_gpu_bytes(task, config)
     except Exception:  # noqa: BLE001 - a size that cannot be estimated: the check reserves the least
         return None
+
+
+class _Held:
+    """On a GPU, the device's lock around each draw's call and comparison (``_probe``'s ``held``),
+    every draw of a task with one ticket, its place in line taken when the task's check began (as
+    a judgement's: sandbox/lane/devicelock.py); the worker's GPU warm-up at its first hold. The
+    draws' setups run between the holds. Until session 32 one hold covered the task's whole
+    check: 63 KernelBench tasks held the H200 for 91 s of model constructors (session 32, call 1)."""
+
+    def __init__(self, w: Any, device: str, warm: bool, took: dict[str, float]) -> None:
+        from sandbox.lane import devicelock
+
+        self.w, self.warm, self.took = w, warm, took
+        self.lock = devicelock.device_lock(device)
+        self.ticket = devicelock.ticket()
+        self.rank = devicelock.JUDGING
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        from sandbox.worker.session import WorkerDied
+
+        t = time.monotonic()
+        self.lock.acquire(self.rank, self.ticket)
+        try:
+            self.took["lock_wait"] = round(self.took.get("lock_wait", 0.0) + time.monotonic() - t, 3)
+            if not self.warm:  # the warm-up's kernels, now that the device is held (as a judgement does)
+                t = time.monotonic()
+                rep, _ = self.w.request("warm_device")
+                if not rep.get("ok"):
+                    raise WorkerDied(f"GPU warm-up: {str(rep.get('error', ''))[:500]}")
+                self.warm = True
+                self.took["warm"] = round(time.monotonic() - t, 3)
+            yield
+        finally:
+            self.lock.release()
 
 
 def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None) -> list[TaskCheck]:
@@ -158,20 +198,19 @@ def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None
                 if waited:
                     spent["memory_wait"] = round(waited, 3)
                 w.deadline = time.monotonic() + c.timeout_s
-                with device_lock(c.device):
-                    if not warm:  # the warm-up's kernels, now that the device is held (as a judgement does)
-                        t = time.monotonic()
-                        rep, _ = w.request("warm_device")
-                        if not rep.get("ok"):
-                            raise WorkerDied(f"GPU warm-up: {str(rep.get('error', ''))[:500]}")
-                        warm = True
-                        spent["warm"] = round(time.monotonic() - t, 3)
-                    res = _probe(w, task, c.profile, c.device)
-                    if c.device.startswith("cuda"):  # its memory back before its reservation goes
-                        rep, _ = w.request("trim")
-                        if not rep.get("ok"):
-                            raise WorkerDied(f"giving the task's memory back: {str(rep.get('error', ''))[:500]}")
-                    out.append(replace(res, took_s={**spent, **(res.took_s or {})}))
+                if c.device.startswith("cuda"):  # the lock around each draw's call, not its setup (_Held)
+                    held = _Held(w, c.device, warm, spent)
+                    try:
+                        res = _probe(w, task, c.profile, c.device, held)
+                    finally:
+                        warm = held.warm
+                    rep, _ = w.request("trim")  # its memory back before its reservation goes
+                    if not rep.get("ok"):
+                        raise WorkerDied(f"giving the task's memory back: {str(rep.get('error', ''))[:500]}")
+                else:  # on a CPU the lock keeps the constructors' work away from another judgement's host timers
+                    with device_lock(c.device):
+                        res = _probe(w, task, c.profile, c.device)
+                out.append(replace(res, took_s={**spent, **(res.took_s or {})}))
             except (WorkerDied, ProtocolViolation) as e:
                 out.append(TaskCheck(task.name, str(task.path), c.profile, _kind(c.device), None, task.meta.atol,
                                      task.meta.rtol, error=f"the reference worker died: {e}"[:1500]))
@@ -277,7 +316,7 @@ def timing_line(results: Sequence[TaskCheck], wall_s: float) -> str:
     for r in now.values():
         for k, v in (r.took_s or {}).items():
             steps[k] = steps.get(k, 0.0) + v
-    order = ["memory_wait", "start", "warm", "setup", "own_call", "keep_own", "check_own"]
+    order = ["memory_wait", "lock_wait", "start", "warm", "setup", "own_call", "keep_own", "check_own"]
     parts = ", ".join(f"{k} {steps[k]:.1f}" for k in order if k in steps)
     return f"task check: {len(now)} task(s) checked in {wall_s:.1f} s (seconds per step, summed: {parts})"
 

@@ -10,6 +10,7 @@ the CLI tests below (default cache root) compute the fixture's answer once and r
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,57 @@ def test_redrawn_inputs_and_weights_find_the_degenerate_task_and_pass_the_contro
     # evaluate() itself refuses a task known to be degenerate, before any worker starts
     with pytest.raises(DegenerateTask, match=f"task check {CHECK}"):
         evaluate(tasks[0], WRONG_WEIGHTS, cpu(tasks[0], build_dir=str(tmp_path / "cache")))
+
+
+def test_on_a_gpu_the_lock_covers_each_draws_call_not_its_setup(tmp_path):
+    """The GPU path's lock (``_Held``) around a real reference worker's draws: each draw's call and
+    comparison run with the device held, its setup (the model's constructor) without, every draw
+    with the one ticket; the lock's waits are recorded. Run on the CPU's lock: a CPU worker answers
+    the same requests. Without the change the whole check held the lock: setups held it too."""
+    from sandbox.intake.taskcheck import _Held, _probe
+    from sandbox.isolation import get_launcher
+    from sandbox.worker.judgeenv import worker_limits
+    from sandbox.worker.session import WorkerSession
+
+    task = load_task(KB_RELU)
+    cfg = cpu(task, build_dir=str(tmp_path / "cache"))
+    w = WorkerSession("reference", get_launcher(cfg.sandbox, unsafe=cfg.unsafe_no_isolation), "cpu", None,
+                      time.monotonic() + 120, worker_limits(cfg)[0])
+    try:
+        w.connect()
+        took: dict[str, float] = {}
+        held = _Held(w, "cpu", True, took)
+        seen: list[tuple[str, bool]] = []
+        request = w.request
+
+        def recorded(op, **kw):
+            seen.append((op, held.lock.locked()))
+            return request(op, **kw)
+
+        w.request = recorded
+        res = _probe(w, task, cfg.profile, "cpu", held)
+    finally:
+        w.close()
+    assert res.degenerate is False and not res.error, res
+    assert seen == [("setup", False), ("own_call", True), ("keep_own", True)] + \
+        [("setup", False), ("own_call", True), ("check_own", True)] * 2, seen
+    assert not held.lock.locked() and took["lock_wait"] >= 0 and "warm" not in took, took
+
+
+def test_the_checks_gpu_memory_is_one_workers_draw():
+    from sandbox.intake.datasize import (
+        CONTEXT_BYTES,
+        check_gpu_bytes,
+        data_size,
+        judgement_gpu_bytes,
+    )
+
+    task = load_task(KB_RELU)
+    s = data_size(task, "default")
+    gpu = EvalConfig(device="cuda", profile="default")
+    assert check_gpu_bytes(task, gpu) == 2 * s.inputs + 3 * s.outputs + 2 * s.weights + CONTEXT_BYTES
+    assert check_gpu_bytes(task, gpu) < judgement_gpu_bytes(task, gpu)  # a judgement: two workers and the arena
+    assert check_gpu_bytes(task, cpu(task)) is None
 
 
 def test_answers_round_trip():
@@ -208,3 +260,6 @@ def test_the_check_on_cuda_at_the_default_profile(tmp_path):
     degen, kb_relu, relu = check_tasks(items)
     assert (degen.degenerate, kb_relu.degenerate, relu.degenerate) == (True, False, False), (degen, kb_relu, relu)
     assert degen.device == "cuda" and relu.profile == "default" and relu.changed > 0.5
+    # the lock around each draw's call (its waits recorded), the warm-up at the worker's first hold
+    assert {"lock_wait", "warm", "setup", "own_call"} <= set(degen.took_s) and "warm" not in kb_relu.took_s, \
+        (degen.took_s, kb_relu.took_s)

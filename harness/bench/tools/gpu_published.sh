@@ -6,7 +6,8 @@
 #   N       how many solutions (default 80)     JOBS  compile workers (default: half the CPUs)
 #   P1_S    the cold batch's cap in seconds (default 400); the warm batch gets what is left of BUDGET
 #   RULES   strict (default) or partial
-# Final mode, --max-timing-s 2, every visible GPU. CPU (vmstat) and GPU (nvidia-smi) sampled every 5 s.
+# Final mode, --max-timing-s 2, every visible GPU. CPU (vmstat) and GPU (nvidia-smi) sampled every 5 s; each batch's
+# CPU seconds by process role (cpu_roles.py: judging, build and check workers, compilers, the parent).
 # Summary in $OUT/summary.txt (one JSON line a batch: rates, first verdict, compile times, GPU shares,
 # waits); verdicts in $OUT/published.tgz.
 set -u
@@ -23,10 +24,12 @@ python3 $T manifest --leaderboard "$PUB" --kernelbench "$KB" --n "$N" --out "$W/
 vmstat -n 5 > "$W/vmstat.log" & VM=$!
 nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader -l 5 > "$W/smi.log" 2>&1 & SM=$!
 batch() {  # name seconds
-  local t0; t0=$(date +%s.%N)
+  local t0 cr; t0=$(date +%s.%N)
+  python3 harness/bench/tools/cpu_roles.py --out "$W/$1-cpu.json" & cr=$!  # CPU seconds by role
   timeout "$2" python3 -m harness eval-batch "$W/pub.jsonl" --out "$W/$1" --mode final --device cuda --max-timing-s 2 \
     --allow-degenerate --rules "$RULES" --jobs "$JOBS" > "$W/$1.log" 2>&1
   echo "$1: eval-batch exit $? after $(python3 -c "print(round($(date +%s.%N) - $t0, 1))") s" >> "$SUM"
+  kill $cr; wait $cr; echo "$1 cpu: $(cat "$W/$1-cpu.json")" >> "$SUM"
   grep -h "^task check:" "$W/$1.log" >> "$SUM"  # where the check's time went (sandbox/intake/taskcheck.py)
   python3 $T summary "$W/$1" "$t0" --json "$W/$1-summary.json" >> "$SUM" 2>&1
 }
