@@ -136,6 +136,9 @@ class Judge(Checks, ModelSetups):
             raise SandboxUnavailable(f"{e}\n(a worker did not start before any candidate code ran in it: "
                                      "a problem of this machine or of the jail, not of the candidate; "
                                      "`harness doctor` checks the jail)") from e
+        # each worker's own start-up (Python, torch, the reference's compile preload), on the critical path
+        # of every judgement: side by side, and beside the build worker's (durations_s["build"])
+        self.v.evidence["worker_start_s"] = {w.role: w.start_s for w in (self.ref, self.cand)}
         sizes = judged_sizes(self.task, self.cfg) if self.cfg.device.startswith("cuda") else []
         if sizes:
             self._reserve_gpu_memory(sizes)

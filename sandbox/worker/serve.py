@@ -18,6 +18,19 @@ from sandbox.worker.main import Worker
 from sandbox.worker.workerchannel import private_channel
 
 
+def _age_s() -> float | None:
+    """Seconds since this process started (its start-up: Python, torch, the preload), from /proc;
+    None where there is none."""
+    try:
+        with open("/proc/self/stat") as f:
+            start = int(f.read().rsplit(")", 1)[1].split()[19])  # starttime, field 22, in clock ticks
+        with open("/proc/uptime") as f:
+            up = float(f.read().split()[0])
+        return round(up - start / os.sysconf("SC_CLK_TCK"), 3)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="sandbox.worker")
     ap.add_argument("--role", choices=["reference", "candidate"], required=True)
@@ -56,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         preloaded = preload(a.device)
     else:
         preloaded = None
-    send({"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role, "secret": secret,
+    send({"op": "hello", "ok": True, "pid": os.getpid(), "role": a.role, "secret": secret, "age_s": _age_s(),
           **({"preload_s": preloaded} if a.preload_compile else {})})
     del secret
     handlers = {"setup": w.setup, "call": w.call, "fetch": w.fetch, "profile": w.profile,

@@ -60,6 +60,7 @@ class WorkerSession(ArenaLink):
         self.cache_root, self.persist, self.seeded, self.harvested = cache_root, persist, 0, 0
         self._exit_asked = self._harvest_done = False
         self.preload_s: dict[str, float] | None = None
+        self.start_s: float | None = None
         if persist is not None:
             from sandbox.check import refcache
 
@@ -158,6 +159,7 @@ class WorkerSession(ArenaLink):
             self.close()
             raise ProtocolViolation(f"{role} worker's first message did not carry its secret")
         self.preload_s = hello.get("preload_s")  # sandbox/refcache.preload, when it ran
+        self.start_s = hello.get("age_s")  # the worker process's own start-up, to its hello (its clock)
 
     def _recv(self, deadline: float | None = None) -> dict[str, Any]:
         try:
