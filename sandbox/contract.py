@@ -22,7 +22,9 @@ the evaluator imports nothing of ``harness/``.
   ``load_target``
 - the device lanes, for the executors: ``parked_judgements`` (judgements that gave their device
   up during a slow first call, sandbox/lane/firstcall.py) and ``machine_slots`` (judgements in
-  flight per GPU counted across the machine's harness processes, sandbox/lane/slots.py)
+  flight per GPU counted across the machine's harness processes, sandbox/lane/slots.py),
+  ``spare_references`` (reference workers an executor starts ahead of the judgements that take
+  them, sandbox/lane/spares.py)
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from sandbox.isolation.base import Launcher, Limits, Mount, SandboxUnavailable, 
 from sandbox.isolation.engine import probe as engine_probe
 from sandbox.isolation.process import probe as isolation_probe
 from sandbox.lane import slots as machine_slots
+from sandbox.lane import spares as spare_references
 from sandbox.lane.devicelock import parked as parked_judgements
 from sandbox.machine import Gpu, Machine, fingerprint, nvidia_smi, package_version
 from sandbox.registry import Registry, UnknownName, load_target
@@ -56,6 +59,6 @@ __all__ = [
     "fingerprint", "get_launcher", "isolation_probe", "load_target", "load_task", "nvidia_smi",
     "package_version", "prebuild", "built_before",
     "DegenerateTask", "TaskCheck", "check_tasks", "task_check_timing",
-    "parked_judgements", "machine_slots", "precompiled_headers", "thread_workers",
+    "parked_judgements", "machine_slots", "precompiled_headers", "thread_workers", "spare_references",
     "gpu_memory_bytes", "judgement_gpu_bytes", "prepare_trusted",
 ]

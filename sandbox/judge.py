@@ -27,7 +27,7 @@ from sandbox.intake.task import Task, TaskError
 from sandbox.isolation import get_launcher
 from sandbox.isolation.base import SandboxUnavailable
 from sandbox.isolation.process import outer_uid
-from sandbox.lane import devicelock, gpumem, holdcpu
+from sandbox.lane import devicelock, gpumem, holdcpu, spares
 from sandbox.lane.devicelock import DeviceLock, device_lock
 from sandbox.lane.firstcall import FirstCalls
 from sandbox.modelsetup import ModelSetups
@@ -53,7 +53,7 @@ class Judge(Checks, ModelSetups):
         self.task, self.source, self.cfg = task, source, config
         self.final = config.mode is Mode.FINAL
         # the reference builds torch.compile's baseline (the warm-apart worker's never times: False)
-        self.baseline_compile = self.final and "compile" in config.baselines
+        self.baseline_compile = spares.preload_for(config)
         self.v = Verdict(status=Status.VALID, mode=config.mode, device=config.device, task=task.name,
                          candidate_sha256=hashlib.sha256(source.encode()).hexdigest(),
                          allow_torch_ops=config.allow_torch_ops, rules=config.rules,
@@ -117,9 +117,14 @@ class Judge(Checks, ModelSetups):
         shared, own, trusted = buildcache.layout(cache_root(self.cfg), self.source)
         limits, ram = worker_limits(self.cfg)
         hide = list(self.cfg.hidden_paths)
-        self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits,
-                                 persist=refcache.entry_dir(cache_root(self.cfg), self.task.source, self.cfg.device),
-                                 preload=self.baseline_compile)
+        persist = refcache.entry_dir(cache_root(self.cfg), self.task.source, self.cfg.device)
+        self.ref = spares.take(spares.key(self.cfg, self.baseline_compile))  # started ahead by an executor
+        if self.ref is not None:
+            self.ref.adopt(self.deadline, persist)
+            self.v.evidence["reference_worker"] = "spare"
+        else:
+            self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits,
+                                     persist=persist, preload=self.baseline_compile)
         if self.fused_src is not None:  # where the reference worker can read it: its own scratch
             self.fused_cmp = (fusedcompare.place(self.fused_src[0], self.ref.scratch), self.fused_src[1])
         tier = self.open_tier()

@@ -39,6 +39,7 @@ from harness.executors.localsizes import (  # noqa: F401 - default_timing_device
     default_timing_devices,
     lower_priority,
 )
+from harness.executors.sparekeeper import SpareKeeper
 from sandbox.contract import EvalConfig, Task, Verdict, machine_slots, parked_judgements
 
 LANE_POLL_S = 0.5  # how often an idle judging thread looks again at its device's parked judgements
@@ -57,14 +58,14 @@ class _Unit:
     gate: Any = field(default=None, compare=False)  # LocalExecutor.gate: judged once open (hold_judging)
 
 
-class LocalExecutor(LaneChoice):
+class LocalExecutor(LaneChoice, SpareKeeper):
     name = "local"
 
     def __init__(self, compile_workers: int | None = None, timing_devices: list[str] | None = None,
                  compile_cuts: bool = True, judge_fn: JudgeFn | None = None,
                  build_fn: Callable[..., Any] | None = None, build_nice: int = 10,
                  judges_per_device: int | None = None, hold_judging: bool = False,
-                 take_unbuilt: bool | None = None) -> None:
+                 take_unbuilt: bool | None = None, spare_references: bool | None = None) -> None:
         serialise_ast_parse()  # candidates are parsed from several threads (static scan)
         self.compile_workers = default_compile_workers() if compile_workers is None else compile_workers
         self.devices = timing_devices or default_timing_devices()
@@ -109,6 +110,8 @@ class LocalExecutor(LaneChoice):
                         for d in self.devices for k in range(2 * self.judges_per_device)]
         for t in self._timers:
             t.start()
+        # reference workers started ahead of the judgements (harness/executors/sparekeeper.py)
+        self._start_spares(spare_references, real_judge=judge_fn is None)
 
     # -- public ---------------------------------------------------------------------------
     def submit(self, task: Task, source: str, config: EvalConfig) -> Future[Verdict]:
@@ -123,6 +126,7 @@ class LocalExecutor(LaneChoice):
             threading.Thread(target=self._prepare_trusted, args=(config,), name="kh-trusted", daemon=True).start()
         self._units[unit.seq] = unit
         fut.add_done_callback(lambda _f, k=unit.seq: self._units.pop(k, None))
+        self._spare_config(config)
         self.stats.mark_submit()
         cls = buildorder.build_class(source, self._built_sources)
         if not self._builders or (cls == buildorder.NO_BUILD and self._build_fn is None):
@@ -201,6 +205,7 @@ class LocalExecutor(LaneChoice):
             t.join()
         for t in self._timers:
             t.join()
+        self._stop_spares()  # after every judgement: a spare's worker dies with the thread that started it
         for unit in list(self._units.values()):
             if not unit.future.done():
                 unit.future.set_exception(RuntimeError("the local executor closed before judging this candidate"))
@@ -320,9 +325,7 @@ class LocalExecutor(LaneChoice):
         return self._running[device] - parked_judgements(device) < self.judges_per_device
 
     def _judge_unit(self, unit: _Unit, device: str, judge: JudgeFn, slot_wait: float | None = None) -> None:
-        cfg = unit.config
-        if cfg.device.startswith("cuda") and len(self.devices) > 1 and device.startswith("cuda"):
-            cfg = dataclasses.replace(cfg, device=device)
+        cfg = self.lane_config(unit.config, device)
         t0 = time.monotonic()
         held: float | None = None
         try:

@@ -159,11 +159,12 @@ def judgement_gpu_bytes(task: Task, config: Any, sizes: list[DataSize] | None = 
     return max(s.worker_need(True) + (s.arena() if dev else 0) for s in sizes) + CONTEXT_BYTES
 
 
-def check_gpu_bytes(task: Task, config: Any) -> int | None:
+def check_gpu_bytes(task: Task, config: Any, draws: int) -> int | None:
     """The GPU memory the task check holds at its peak (sandbox/intake/taskcheck.py) at
     ``config.profile``: one reference worker, no arena, with one draw's inputs and the next draw's
     while they are made, the draw's output, the first draw's kept output and one more output's worth
-    for the forward's own tensors, the model's weights and the next draw's, and a context. A
+    for the forward's own tensors, the ``draws`` models (built before the device is held), and a
+    context. A
     judgement's estimate (``judgement_gpu_bytes``: two workers, the arena) where the output's size
     is not known (its forward does not run on the meta device); None off a GPU or unknown."""
     if not str(config.device).startswith("cuda"):
@@ -171,7 +172,7 @@ def check_gpu_bytes(task: Task, config: Any) -> int | None:
     s = data_size(task, config.profile)
     if s is None or s.outputs is None:
         return judgement_gpu_bytes(task, config)
-    return 2 * s.inputs + 3 * s.outputs + 2 * s.weights + CONTEXT_BYTES
+    return 2 * s.inputs + 3 * s.outputs + draws * s.weights + CONTEXT_BYTES
 
 
 def gpu_memory_bytes() -> int | None:

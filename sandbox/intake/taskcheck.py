@@ -34,6 +34,7 @@ set). A reference that fails is not this check's business: its result says so
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 
 Answered = Callable[[Task, "EvalConfig", "TaskCheck"], None]  # check_tasks' on_answer
 INIT_SEED, INPUT_SEED = 0x7A5C0, 0x1F0D0  # draw k: init INIT_SEED + k, inputs INPUT_SEED + k
+_KEEPING = threading.Lock()  # one writer at a time of the kept answers (check_tasks)
 
 
 # -- the check in a reference worker ---------------------------------------------------------------
@@ -69,9 +71,10 @@ def _kind(device: str) -> str:
 def _probe(w: Any, task: Task, profile: str, device: str,
            held: Callable[[], AbstractContextManager[Any]] = nullcontext) -> TaskCheck:
     """The draws of one task in worker ``w`` (a reference WorkerSession): every input and output stays
-    on the worker's device (``own_call``, ``keep_own``, ``check_own``). Each draw's ``setup`` (the
-    model's constructor, CPU work, and the copy of its weights) runs outside ``held``; its call and
-    comparison inside (on a GPU: the device's lock, ``_Held``)."""
+    on the worker's device (``own_call``, ``keep_own``, ``check_own``). Every draw's model is built
+    first (``setup`` with ``keep_as``: the constructor's CPU work and the copy of its weights), outside
+    ``held``; then the draws' calls and comparisons, inside it (on a GPU: one hold of the device's
+    lock, ``_Held``)."""
     base = TaskCheck(task.name, str(task.path), profile, _kind(device), None, task.meta.atol, task.meta.rtol)
     if profile != "default" and profile not in task.shapes:  # judging says so (TaskError)
         return replace(base, error=f"no shape profile {profile!r} (has {task.profiles})")
@@ -87,13 +90,14 @@ def _probe(w: Any, task: Task, profile: str, device: str,
         took[step] = round(took[step] + time.monotonic() - t, 3)
         return rep
 
-    for k in range(DRAWS):
+    for k in range(DRAWS):  # draw k's model as "draw<k>", beside the others (weights: small beside the data)
         rep = request("setup", task_source=task.source, task_path=str(task.path), overrides=overrides,
-                      init_seed=INIT_SEED + k, compile=False)
+                      init_seed=INIT_SEED + k, compile=False, keep_as=f"draw{k}")
         if not rep.get("ok"):
             return replace(base, error=f"building Model (draw {k}): {str(rep.get('error', ''))[-1500:]}")
-        with held():
-            rep = request("own_call", seed=INPUT_SEED + k, target="eager")
+    with held():
+        for k in range(DRAWS):
+            rep = request("own_call", seed=INPUT_SEED + k, target=f"draw{k}")
             if not rep.get("ok"):
                 return replace(base, error=f"the reference's call (draw {k}): {str(rep.get('error', ''))[-1500:]}")
             if k == 0:  # kept on the worker's device: no copy through the host (sandbox/check/refcheck.py)
@@ -102,14 +106,14 @@ def _probe(w: Any, task: Task, profile: str, device: str,
                     return replace(base, error=f"keeping the first draw's output: {rep.get('error')}")
                 continue
             rep = request("check_own", atol=task.meta.atol, rtol=task.meta.rtol)
-        if not rep.get("ok") or rep.get("load_error"):
-            return replace(base, error=f"comparing draw {k}: {rep.get('error', rep.get('load_error'))}")
-        if not rep.get("types_ok") or not rep.get("passed"):  # another shape or dtype, or beyond tolerance
-            diffs.append(float(rep.get("max_abs_err") or 0.0) if rep.get("types_ok") else float("inf"))
-            changed.append(float(rep.get("mismatch_fraction") or 0.0) if rep.get("types_ok") else 1.0)
-        else:
-            diffs.append(float(rep.get("max_abs_err") or 0.0))
-            changed.append(0.0)
+            if not rep.get("ok") or rep.get("load_error"):
+                return replace(base, error=f"comparing draw {k}: {rep.get('error', rep.get('load_error'))}")
+            if not rep.get("types_ok") or not rep.get("passed"):  # another shape or dtype, or beyond tolerance
+                diffs.append(float(rep.get("max_abs_err") or 0.0) if rep.get("types_ok") else float("inf"))
+                changed.append(float(rep.get("mismatch_fraction") or 0.0) if rep.get("types_ok") else 1.0)
+            else:
+                diffs.append(float(rep.get("max_abs_err") or 0.0))
+                changed.append(0.0)
     return replace(base, degenerate=all(c == 0.0 for c in changed), max_abs_diff=max(diffs, default=0.0),
                    changed=min(changed, default=0.0))
 
@@ -120,32 +124,32 @@ def _gpu_bytes(task: Task, config: EvalConfig) -> int | None:
     from sandbox.intake.datasize import check_gpu_bytes
 
     try:
-        return check_gpu_bytes(task, config)
+        return check_gpu_bytes(task, config, DRAWS)
     except Exception:  # noqa: BLE001 - a size that cannot be estimated: the check reserves the least
         return None
 
 
 class _Held:
-    """On a GPU, the device's lock around each draw's call and comparison (``_probe``'s ``held``),
-    every draw of a task with one ticket, its place in line taken when the task's check began (as
-    a judgement's: sandbox/lane/devicelock.py); the worker's GPU warm-up at its first hold. The
-    draws' setups run between the holds. Until session 32 one hold covered the task's whole
-    check: 63 KernelBench tasks held the H200 for 91 s of model constructors (session 32, call 1)."""
+    """On a GPU, the device's lock around a task's draws' calls and comparisons (``_probe``'s
+    ``held``), with the worker's GPU warm-up at its first hold; the draws' models are built before
+    it. Until session 32 the lock covered the task's whole check: 63 KernelBench tasks held the
+    H200 for 91 s of model constructors (session 32, call 1). A hold a draw, with the setups
+    between them, made the check wait for the judgements in line three times a task: slower by
+    more than it gave (call 2)."""
 
     def __init__(self, w: Any, device: str, warm: bool, took: dict[str, float]) -> None:
         from sandbox.lane import devicelock
 
         self.w, self.warm, self.took = w, warm, took
         self.lock = devicelock.device_lock(device)
-        self.ticket = devicelock.ticket()
-        self.rank = devicelock.JUDGING
+        self.rank = devicelock.TASK_CHECK  # first in line: the task's judgements wait for its answer
 
     @contextmanager
     def __call__(self) -> Iterator[None]:
         from sandbox.worker.session import WorkerDied
 
         t = time.monotonic()
-        self.lock.acquire(self.rank, self.ticket)
+        self.lock.acquire(self.rank)
         try:
             self.took["lock_wait"] = round(self.took.get("lock_wait", 0.0) + time.monotonic() - t, 3)
             if not self.warm:  # the warm-up's kernels, now that the device is held (as a judgement does)
@@ -198,7 +202,7 @@ def _run(items: list[tuple[Task, EvalConfig]], on_answer: Answered | None = None
                 if waited:
                     spent["memory_wait"] = round(waited, 3)
                 w.deadline = time.monotonic() + c.timeout_s
-                if c.device.startswith("cuda"):  # the lock around each draw's call, not its setup (_Held)
+                if c.device.startswith("cuda"):  # the lock around the draws' calls, not their setups (_Held)
                     held = _Held(w, c.device, warm, spent)
                     try:
                         res = _probe(w, task, c.profile, c.device, held)
@@ -298,10 +302,19 @@ def check_tasks(items: Sequence[tuple[Task, EvalConfig]], on_answer: Answered | 
                 on_answer(task, cfg, kept)
         else:
             todo.setdefault((cfg.device, cfg.sandbox, root, cfg.unsafe_no_isolation), []).append((task, cfg))
+    def answered(task: Task, cfg: EvalConfig, res: TaskCheck) -> None:
+        """Kept as each answer is known, from the checking threads (one at a time: a task's file holds
+        its profiles): a batch stopped before the check ended keeps the tasks it checked. Until session
+        32 the answers were kept when the whole check ended; a batch stopped at 280 s, before the end of
+        a 63-task check on one H200, kept none, and the next batch checked every task again (call 2)."""
+        with _KEEPING:
+            keep(cache_root(cfg), task, cfg.device, res)
+        if on_answer is not None:
+            on_answer(task, cfg, res)
+
     for (device, _, root, _), group in todo.items():
-        for (task, cfg), res in _run_split(group, on_answer):  # kept here, in this thread: one writer per file
+        for (task, cfg), res in _run_split(group, answered):
             answers[(task.sha256, cfg.profile, _kind(device), root)] = res
-            keep(root, task, device, res)
     return [answers[k] for k in keys]
 
 

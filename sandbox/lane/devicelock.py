@@ -36,6 +36,9 @@ import threading
 import time
 
 JUDGING, WARM_APART = 0, 1  # who waits: a judgement's judging pair goes before a warm-apart worker
+# before both: a task check's draws (sandbox/intake/taskcheck.py), a fraction of a second a task on a GPU,
+# while every judgement of that task waits for its answer
+TASK_CHECK = -1
 YIELDED = 2  # a judgement whose slow first call gave the device up (sandbox/lane/firstcall.py): after the others
 
 

@@ -158,12 +158,14 @@ class Worker(CallPath, Counting):
             setattr(mod, k, v)
         self.module = mod
         self._get_inputs = mod.get_inputs  # captured: replacing the module attribute later has no effect
-        self.models = {}
+        keep_as = req.get("keep_as") if self.role == "reference" else None
+        # the task check's draws (sandbox/intake/taskcheck.py) set up side by side, each under its own name
+        self.models = dict(self.models) if keep_as else {}
         t.manual_seed(req["init_seed"])
         init = mod.get_init_inputs()
         if self.role == "reference":
             model = mod.Model(*init).to(self.device).eval()
-            self.models["eager"] = model
+            self.models[str(keep_as or "eager")] = model
             if req.get("compile"):
                 self.models["compile"] = t.compile(model)
         else:

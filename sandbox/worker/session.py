@@ -45,7 +45,7 @@ class WorkerSession(ArenaLink):
                  deadline: float, limits: Limits, hide: list[str] | None = None,
                  shared: list[str] | None = None, uid: int | None = None, cache_ro: bool = False,
                  cuda_build: bool = False, persist: str | None = None, preload: bool = False,
-                 tier: str | None = None, tier_quota: int | None = None) -> None:
+                 tier: str | None = None, tier_quota: int | None = None, inductor: bool = False) -> None:
         self.role = role
         self.built_for: Any = None  # what its models were last set up for (sandbox/judge.py: Judge.setup)
         self.deadline = deadline
@@ -101,7 +101,7 @@ class WorkerSession(ArenaLink):
                 from sandbox.build import tritoncache
 
                 env.update(tritoncache.overlay_env(env["TRITON_CACHE_DIR"], os.path.join(self.scratch, "triton")))
-        if persist is not None:
+        if persist is not None or inductor:  # inductor: a spare, given its entry when taken (adopt)
             from sandbox.check import refcache
 
             env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache_root, refcache.INDUCTOR)
@@ -134,6 +134,23 @@ class WorkerSession(ArenaLink):
         self.arena_info: dict[str, Any] = {}  # the worker's last answer to "arena" (sizes, pinned)
         # called while a request waits for its reply, during a judgement's warm-up (sandbox/lane/firstcall.py)
         self.on_wait: Callable[[], float] | None = None
+
+    def adopt(self, deadline: float, persist: str | None) -> None:
+        """A spare reference worker (sandbox/lane/spares.py) taken by the judgement of this thread:
+        the judgement's deadline, its task's reference cache entry copied into the worker's cache
+        (torch.compile reads it at its first call, long after this), and this thread's record of the
+        worker (a stopped run kills it: sandbox/worker/threadworkers.py). Raises WorkerDied, the
+        worker killed, when this thread's work was given up."""
+        self.deadline = deadline
+        if persist is not None:
+            from sandbox.check import refcache
+
+            self.persist = persist
+            self.seeded = refcache.seed(persist, self.cache_root)
+        threadworkers.ended(self.handle)
+        if not threadworkers.started(self.handle):
+            self.close()
+            raise WorkerDied(f"{self.role} worker: the run stopped; the work of the thread that took it was given up")
 
     def connect(self) -> None:
         """Accept the worker's one connection and read its hello (call from the launching thread's

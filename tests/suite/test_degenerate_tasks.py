@@ -107,11 +107,11 @@ def test_redrawn_inputs_and_weights_find_the_degenerate_task_and_pass_the_contro
         evaluate(tasks[0], WRONG_WEIGHTS, cpu(tasks[0], build_dir=str(tmp_path / "cache")))
 
 
-def test_on_a_gpu_the_lock_covers_each_draws_call_not_its_setup(tmp_path):
-    """The GPU path's lock (``_Held``) around a real reference worker's draws: each draw's call and
-    comparison run with the device held, its setup (the model's constructor) without, every draw
-    with the one ticket; the lock's waits are recorded. Run on the CPU's lock: a CPU worker answers
-    the same requests. Without the change the whole check held the lock: setups held it too."""
+def test_on_a_gpu_the_lock_covers_the_draws_calls_not_their_setups(tmp_path):
+    """The GPU path's lock (``_Held``) around a real reference worker's draws: every draw's model is
+    built first without the device held (side by side in the worker, ``keep_as``), then the calls and
+    comparisons in one hold; the lock's wait is recorded. Run on the CPU's lock: a CPU worker answers
+    the same requests. Before session 32 the whole check held the lock: setups held it too."""
     from sandbox.intake.taskcheck import _Held, _probe
     from sandbox.isolation import get_launcher
     from sandbox.worker.judgeenv import worker_limits
@@ -137,9 +137,28 @@ def test_on_a_gpu_the_lock_covers_each_draws_call_not_its_setup(tmp_path):
     finally:
         w.close()
     assert res.degenerate is False and not res.error, res
-    assert seen == [("setup", False), ("own_call", True), ("keep_own", True)] + \
-        [("setup", False), ("own_call", True), ("check_own", True)] * 2, seen
+    assert seen == [("setup", False)] * 3 + [("own_call", True), ("keep_own", True)] + \
+        [("own_call", True), ("check_own", True)] * 2, seen
     assert not held.lock.locked() and took["lock_wait"] >= 0 and "warm" not in took, took
+
+
+def test_a_check_stopped_midway_keeps_the_tasks_it_checked(tmp_path):
+    """Each answer is kept as it is known: a batch stopped during the check (here at the second
+    task's answer) finds the first task checked next time. Before session 32 nothing was kept until
+    the whole check ended."""
+    tasks = [load_task(p) for p in (KB_RELU, RELU_OP)]
+    items = [(t, cpu(t, build_dir=str(tmp_path / "cache"))) for t in tasks]
+    got: list[str] = []
+
+    def stop_at_the_second(task, cfg, answer):
+        got.append(task.name)
+        if len(got) == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        check_tasks(items, on_answer=stop_at_the_second)
+    assert store_path(tmp_path / "cache", tasks[0], "cpu").is_file()
+    assert lookup(tmp_path / "cache", tasks[0], items[0][1].profile, "cpu").degenerate is False
 
 
 def test_the_checks_gpu_memory_is_one_workers_draw():
@@ -153,9 +172,9 @@ def test_the_checks_gpu_memory_is_one_workers_draw():
     task = load_task(KB_RELU)
     s = data_size(task, "default")
     gpu = EvalConfig(device="cuda", profile="default")
-    assert check_gpu_bytes(task, gpu) == 2 * s.inputs + 3 * s.outputs + 2 * s.weights + CONTEXT_BYTES
-    assert check_gpu_bytes(task, gpu) < judgement_gpu_bytes(task, gpu)  # a judgement: two workers and the arena
-    assert check_gpu_bytes(task, cpu(task)) is None
+    assert check_gpu_bytes(task, gpu, 3) == 2 * s.inputs + 3 * s.outputs + 3 * s.weights + CONTEXT_BYTES
+    assert check_gpu_bytes(task, gpu, 3) < judgement_gpu_bytes(task, gpu)  # a judgement: two workers and the arena
+    assert check_gpu_bytes(task, cpu(task), 3) is None
 
 
 def test_answers_round_trip():
