@@ -118,21 +118,35 @@ class Judge(Checks, ModelSetups):
         limits, ram = worker_limits(self.cfg)
         hide = list(self.cfg.hidden_paths)
         persist = refcache.entry_dir(cache_root(self.cfg), self.task.source, self.cfg.device)
-        self.ref = spares.take(spares.key(self.cfg, self.baseline_compile))  # started ahead by an executor
-        if self.ref is not None:
-            self.ref.adopt(self.deadline, persist)
+
+        def own_reference() -> WorkerSession:
+            w = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits,
+                              persist=persist, preload=self.baseline_compile)
+            if self.fused_src is not None:  # where the reference worker can read it: its own scratch
+                self.fused_cmp = (fusedcompare.place(self.fused_src[0], w.scratch), self.fused_src[1])
+            return w
+
+        spare = spares.take(spares.key(self.cfg, self.baseline_compile))  # started ahead by an executor
+        if spare is not None:
+            spare.adopt(self.deadline, persist)
+            if self.fused_src is not None:
+                self.fused_cmp = (fusedcompare.place(self.fused_src[0], spare.scratch), self.fused_src[1])
             self.v.evidence["reference_worker"] = "spare"
-        else:
-            self.ref = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits,
-                                     persist=persist, preload=self.baseline_compile)
-        if self.fused_src is not None:  # where the reference worker can read it: its own scratch
-            self.fused_cmp = (fusedcompare.place(self.fused_src[0], self.ref.scratch), self.fused_src[1])
+        self.ref = spare or own_reference()
         tier = self.open_tier()
         self.cand = WorkerSession("candidate", launcher, self.cfg.device, own, self.deadline, limits, hide=hide,
                                   shared=[shared, trusted, *pch.shared()], uid=outer_uid(own), cache_ro=cache_ro,
                                   tier=tier.path, tier_quota=tier.quota)
         try:
-            self.ref.connect()
+            try:
+                self.ref.connect()
+            except WorkerDied as e:
+                if spare is None:
+                    raise
+                # a spare gone since it was started (nothing ran in it): this judgement starts its own
+                self.v.evidence["reference_worker"] = f"spare failed ({str(e)[:200]}); its own started"
+                self.ref = own_reference()
+                self.ref.connect()
             self.cand.connect()
         except WorkerDied as e:
             # no candidate code has run in these workers yet: a worker that does not come up is the
