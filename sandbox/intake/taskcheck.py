@@ -15,10 +15,11 @@ every input and output on the worker's device (``own_call``: inputs made from th
 the forward, sandbox/worker/main.py; ``keep_own`` of the first draw's output, ``check_own`` of each
 redraw against it with the evaluator's comparison, sandbox/check/refcheck.py). Until session 31 it
 went through a judgement's ``call``, ``fetch`` and ``check``, whose inputs and first output crossed
-to the host and back (an 8 GiB input twice a draw). One
-worker for all the tasks of one call (on a CUDA device where several GPUs are visible, the tasks
-dealt round-robin over them, one worker per GPU, side by side), at the profile and on the device
-kind the judgement will use, holding the device's lock. The seeds are fixed, so the answer is deterministic; it is kept per
+to the host and back (an 8 GiB input twice a draw). On a CPU one worker for all the tasks of one
+call; on a CUDA device the tasks are dealt round-robin over ``check_lanes``: every visible GPU,
+several reference workers each, side by side. The check runs at the profile and on the device kind
+the judgement will use; its draws' calls and comparisons hold the device's lock (on a GPU, not the
+models' constructors, which run before: ``_Held``). The seeds are fixed, so the answer is deterministic; it is kept per
 task source, device kind and profile beside the reference cache's entry
 (``<cache root>/reference/<key>.checks.json``, sandbox/check/refcache.py), so each task is checked once
 per machine, not per candidate.
@@ -247,6 +248,27 @@ def visible_gpus(device: str) -> list[str]:
     return [f"cuda:{i}" for i in range(n)] if n > 1 else [device]
 
 
+CHECKERS_PER_GPU = 3  # reference workers checking side by side on each GPU (KH_CHECKERS_PER_GPU)
+
+
+def check_lanes(device: str) -> list[str]:
+    """The devices a check on ``device`` is dealt over, one reference worker each: every visible
+    GPU (``visible_gpus``) ``KH_CHECKERS_PER_GPU`` times (default ``CHECKERS_PER_GPU``), or a CPU
+    once. Several workers share a GPU's lock: a task's draws hold it a fraction of a second, while its
+    models' constructors (CPU work, outside the lock) and its wait for a judgement's hold took 3.3 s
+    a task one after another (session 32, call 1: 208 s for 63 KernelBench tasks on one H200)."""
+    gpus = visible_gpus(device)
+    if not device.startswith("cuda"):
+        return gpus
+    import os
+
+    try:
+        k = max(1, int(os.environ.get("KH_CHECKERS_PER_GPU") or CHECKERS_PER_GPU))
+    except ValueError:
+        k = CHECKERS_PER_GPU
+    return gpus * k
+
+
 def split_over(group: list[tuple[Task, EvalConfig]], devices: Sequence[str]) -> list[list[tuple[Task, EvalConfig]]]:
     """``group`` dealt round-robin over ``devices``: part k holds items k, k + n, k + 2n, ... with
     its configs moved to ``devices[k]`` (n = as many devices as there are items, at most). One
@@ -259,12 +281,12 @@ def split_over(group: list[tuple[Task, EvalConfig]], devices: Sequence[str]) -> 
 
 def _run_split(group: list[tuple[Task, EvalConfig]],
                on_answer: Answered | None = None) -> list[tuple[tuple[Task, EvalConfig], TaskCheck]]:
-    """``group`` (one device, sandbox and cache root) checked as ``_run`` does, spread over the
-    visible GPUs when it is on a CUDA device and there are several: one reference worker per GPU,
-    side by side in threads, each holding its own device's lock (2.4 s a KernelBench task on an
-    H200, one after another, held a batch's compile workers back 150 s). (item, answer) pairs,
-    the items as given to the worker that checked them."""
-    parts = split_over(group, visible_gpus(group[0][1].device))
+    """``group`` (one device, sandbox and cache root) checked as ``_run`` does, spread over
+    ``check_lanes`` on a CUDA device: several reference workers per visible GPU, side by side in
+    threads, sharing each GPU's lock (2.4 s a KernelBench task on an H200, one after another, held a
+    batch's compile workers back 150 s). (item, answer) pairs, the items as given to the worker that
+    checked them."""
+    parts = split_over(group, check_lanes(group[0][1].device))
     if len(parts) == 1:
         return list(zip(group, _run(group, on_answer), strict=True))
     from concurrent.futures import ThreadPoolExecutor

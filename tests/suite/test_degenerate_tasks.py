@@ -23,6 +23,7 @@ from sandbox.intake.taskcheck import (
     CHECK,
     DegenerateTask,
     TaskCheck,
+    check_lanes,
     check_tasks,
     lookup,
     split_over,
@@ -200,6 +201,11 @@ def test_a_check_on_cuda_is_dealt_round_robin_over_the_visible_gpus(monkeypatch)
     assert visible_gpus("cpu") == ["cpu"]
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     assert visible_gpus("cuda") == ["cuda"]
+    # several reference workers a GPU, sharing its lock: the tasks dealt over them
+    assert check_lanes("cuda") == ["cuda"] * 3 and check_lanes("cpu") == ["cpu"]
+    assert [[t for t, _ in p] for p in split_over(items, check_lanes("cuda"))] == [["t0", "t3"], ["t1", "t4"], ["t2"]]
+    monkeypatch.setenv("KH_CHECKERS_PER_GPU", "1")
+    assert check_lanes("cuda") == ["cuda"]
 
 
 @pytest.fixture(scope="module")
