@@ -90,6 +90,7 @@ def summary(out: Path, t0: float) -> dict[str, Any]:
     done, compile_s, build_wall, held, statuses, rules, builds = [], [], [], [], collections.Counter(), \
         collections.Counter(), collections.Counter()
     starts, lanes, slot_wait, mem_wait = [], collections.defaultdict(float), [], []
+    totals, ref_start, refs = [], [], collections.Counter()  # a judgement's whole time; its reference's start-up
     for row in rows:
         statuses[row["status"]] += 1
         if row.get("rule"):
@@ -115,6 +116,12 @@ def summary(out: Path, t0: float) -> dict[str, Any]:
         slot_wait.append(float(ex.get("slot_wait_s") or 0.0))
         mem_wait.append(float(d.get("memory_wait") or 0.0))
         builds[ex.get("prebuild", "?")] += 1
+        ev = v.get("evidence") or {}
+        if d.get("total") is not None and "worker_start_s" in ev:  # judged, not refused before its workers
+            totals.append(float(d["total"]))
+            refs[str(ev.get("reference_worker", "own"))[:5]] += 1  # "spare" (sandbox/lane/spares.py) or its own
+            if (ev["worker_start_s"] or {}).get("reference") is not None:
+                ref_start.append(float(ev["worker_start_s"]["reference"]))
     done.sort()
     s: dict[str, Any] = {"judged": len(rows), "statuses": dict(statuses), "rules": dict(rules.most_common(8)),
                          "prebuild": dict(builds)}
@@ -131,7 +138,9 @@ def summary(out: Path, t0: float) -> dict[str, Any]:
         span = max(1e-9, done[-1] - min(starts))
         s["gpu_busy"] = {k: round(v / span, 2) for k, v in sorted(lanes.items())}
     s.update(slot_wait_median_s=_pct(slot_wait, 0.5), slot_wait_max_s=_pct(slot_wait, 1.0),
-             memory_wait_median_s=_pct(mem_wait, 0.5), memory_wait_max_s=_pct(mem_wait, 1.0))
+             memory_wait_median_s=_pct(mem_wait, 0.5), memory_wait_max_s=_pct(mem_wait, 1.0),
+             total_median_s=_pct(totals, 0.5), reference_start_median_s=_pct(ref_start, 0.5),
+             reference_workers=dict(refs))
     return s
 
 
