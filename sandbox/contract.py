@@ -24,7 +24,8 @@ the evaluator imports nothing of ``harness/``.
   up during a slow first call, sandbox/lane/firstcall.py) and ``machine_slots`` (judgements in
   flight per GPU counted across the machine's harness processes, sandbox/lane/slots.py),
   ``spare_references`` (reference workers an executor starts ahead of the judgements that take
-  them, sandbox/lane/spares.py)
+  them, sandbox/lane/spares.py), ``gpu_alone`` (``with gpu_alone():`` a judgement reserves the
+  whole GPU's memory, sandbox/lane/gpumem.py)
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from sandbox.isolation.process import probe as isolation_probe
 from sandbox.lane import slots as machine_slots
 from sandbox.lane import spares as spare_references
 from sandbox.lane.devicelock import parked as parked_judgements
+from sandbox.lane.gpumem import alone as gpu_alone
 from sandbox.machine import Gpu, Machine, fingerprint, nvidia_smi, package_version
 from sandbox.registry import Registry, UnknownName, load_target
 from sandbox.rules import RULE_SETS, STRICT
@@ -60,5 +62,6 @@ __all__ = [
     "package_version", "prebuild", "built_before",
     "DegenerateTask", "TaskCheck", "check_tasks", "task_check_timing",
     "parked_judgements", "machine_slots", "precompiled_headers", "thread_workers", "spare_references",
+    "gpu_alone",
     "gpu_memory_bytes", "judgement_gpu_bytes", "prepare_trusted",
 ]

@@ -40,9 +40,20 @@ from harness.executors.localsizes import (  # noqa: F401 - default_timing_device
     lower_priority,
 )
 from harness.executors.sparekeeper import SpareKeeper
-from sandbox.contract import EvalConfig, Task, Verdict, machine_slots, parked_judgements
+from sandbox.contract import EvalConfig, Task, Verdict, gpu_alone, machine_slots, parked_judgements
 
 LANE_POLL_S = 0.5  # how often an idle judging thread looks again at its device's parked judgements
+
+
+def ran_the_gpu_out(v: Verdict, cfg: EvalConfig) -> bool:
+    """A GPU judgement ``rejected sandbox.resources`` by CUDA running out of memory while it shared
+    the GPU (its reservation, sandbox/lane/gpumem.py, was not the whole GPU): the memory may have been
+    other judgements', whatever the reservations said (session 32: an honest L2Norm kernel was
+    rejected in 3 of 6 runs of one batch, at the harness's own poison step). The executor judges it
+    again alone, and that verdict stands."""
+    return (cfg.device.startswith("cuda") and v.rule == "sandbox.resources"
+            and ("CUDA out of memory" in (v.logs or "") or "OutOfMemoryError" in (v.logs or ""))
+            and not (v.evidence.get("gpu_memory") or {}).get("alone"))
 
 
 @dataclass(order=True)
@@ -330,6 +341,13 @@ class LocalExecutor(LaneChoice, SpareKeeper):
         held: float | None = None
         try:
             v = judge(unit.task, unit.source, cfg)
+            if ran_the_gpu_out(v, cfg):  # beside other judgements: judged again with the GPU to itself
+                first = v
+                with gpu_alone():
+                    v = judge(unit.task, unit.source, cfg)
+                v.evidence["judged_again_alone"] = {"first": {"status": first.status.value, "rule": first.rule,
+                                                              "message": first.message[:300]},
+                                                    "why": "it ran the GPU out of memory beside other judgements"}
             held = v.durations_s.get("exclusive")
         except BaseException as e:  # noqa: BLE001 - CandidateError/TaskError go to the caller
             unit.future.set_exception(e)

@@ -30,6 +30,25 @@ from typing import Any
 from sandbox.lane import slots
 
 UNITS = 12  # an H200's 140 GiB in units of about 11.7 GiB
+# the share of the GPU's memory the units divide: the rest is left to what no estimate counts (each
+# process's CUDA context, cuBLAS and cuDNN workspaces, the allocator's rounding). With the units over
+# the whole GPU, honest judgements still ran it out of memory in the harness's own poison step
+# (session 32, calls 1 and 3: L2Norm's 8 GiB poison block with 502 MiB free)
+USABLE = 0.9
+_alone = threading.local()
+
+
+class alone:
+    """``with alone():`` the judgements this thread reserves memory for take every unit: none other
+    runs beside them on that GPU (the local executor's second judgement of a candidate that ran the
+    GPU out of memory beside others: harness/executors/local.py)."""
+
+    def __enter__(self) -> alone:
+        _alone.on = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _alone.on = False
 
 
 def base_for(device: str) -> str | None:
@@ -60,7 +79,8 @@ class GpuMemory:
             from sandbox.intake.datasize import gpu_memory_bytes
 
             gpu = gpu_memory_bytes()
-            units = slots.weight_for(need_bytes, gpu, UNITS)
+            by_itself = bool(getattr(_alone, "on", False))
+            units = UNITS if by_itself else slots.weight_for(need_bytes, int(gpu * USABLE) if gpu else gpu, UNITS)
             try:
                 got, waited = slots.take(base, lambda: UNITS, lambda: False, weight=units)
             except OSError as e:  # the files cannot be made here: judged without a reservation
@@ -69,7 +89,7 @@ class GpuMemory:
             self._held = got
             self.evidence = {"units": units, "of": UNITS, "wait_s": round(waited, 3),
                              "need_gib": None if need_bytes is None else round(need_bytes / 2**30, 1),
-                             "gpu_gib": None if not gpu else round(gpu / 2**30, 1)}
+                             "gpu_gib": None if not gpu else round(gpu / 2**30, 1), **({"alone": True} if by_itself else {})}
             return waited
 
     def release(self) -> None:

@@ -61,8 +61,8 @@ def test_a_judgements_weight_is_its_share_of_the_gpus_memory():
 
 
 def test_heavy_judgements_never_hold_memory_together_and_start_up_beside_one_another(tmp_path, monkeypatch):
-    """Six judging threads on one GPU of 140 GiB: four tasks needing about 89 GiB each (8 of the
-    memory's 12 units) and eight light ones. The stand-in judge does what the judge does: a start-up
+    """Six judging threads on one GPU of 140 GiB: four tasks needing about 89 GiB each (9 of the
+    memory's 12 units, which divide 0.9 of it) and eight light ones. The stand-in judge does what the judge does: a start-up
     (both workers' Python, torch, CUDA) holding no reservation, then the reservation
     (sandbox/lane/gpumem.py, taken where the arena is made), the hold, and the end. No two heavy
     judgements ever hold memory together; light ones hold memory beside a heavy one; and heavy
@@ -95,7 +95,8 @@ def test_heavy_judgements_never_hold_memory_together_and_start_up_beside_one_ano
     finally:
         ex.close()
     heavy = [x for x in log if x[3] > 1]
-    assert len(heavy) == 4 and {x[3] for x in heavy} == {8} and {x[3] for x in log if x not in heavy} == {1}
+    # 89 GiB of the 0.9 of 140 GiB the 12 units divide (gpumem.USABLE): 9 units
+    assert len(heavy) == 4 and {x[3] for x in heavy} == {9} and {x[3] for x in log if x not in heavy} == {1}
     assert most_at_once([(r, e, 1) for _, r, e, _ in heavy]) == 1
     assert most_at_once([(r, e, u) for _, r, e, u in log]) <= gpumem.UNITS
     assert any(r < he and hr < e for _, r, e, u in log if u == 1 for _, hr, he, _ in heavy)
@@ -178,3 +179,41 @@ def test_the_ray_executor_asks_for_the_same_share_of_a_gpu(monkeypatch):
     assert RayExecutor.gpu_share(ex, SizedTask("l1norm", 8.0), EvalConfig(device="cuda:0")) == pytest.approx(4 / 6)
     assert RayExecutor.gpu_share(ex, SizedTask("relu", 0.01), EvalConfig(device="cuda:0")) == pytest.approx(1 / 6)
     assert RayExecutor.gpu_share(ex, SizedTask("l1norm", 8.0), EvalConfig(device="cpu")) == 0
+
+
+def test_a_judgement_that_ran_the_gpu_out_of_memory_beside_others_is_judged_again_alone(tmp_path, monkeypatch):
+    """A GPU verdict ``rejected sandbox.resources`` by CUDA running out of memory while the GPU was
+    shared is judged again with every unit of the GPU's memory reserved (gpumem.alone), and that
+    verdict stands, with the first one in its evidence. The stand-in judge runs out of memory only
+    beside others, as an honest kernel does when its neighbours' memory fills the GPU; a verdict
+    that is not a CUDA out-of-memory one, or that was already alone, is not judged again."""
+    monkeypatch.setenv("KH_DEVICE_LOCK_DIR", str(tmp_path))
+    monkeypatch.setenv("KH_GPU_MEMORY_MIB", str(140 * 1024))
+    calls: list[tuple[str, int]] = []
+
+    def judge(task, source, config):
+        mem = gpumem.GpuMemory()
+        mem.reserve(config.device, judgement_gpu_bytes(task, config))
+        units = mem.evidence["units"]
+        mem.release()
+        calls.append((source, units))
+        v = Verdict(status=Status.VALID, task=task.name, message=source)
+        v.evidence["gpu_memory"] = dict(mem.evidence)
+        if source in ("honest", "greedy") and (units < gpumem.UNITS or source == "greedy"):
+            v.status, v.rule, v.message = Status.REJECTED, "sandbox.resources", "the candidate ran out of its memory limit"
+            v.logs = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB."
+        elif source == "host":
+            v.status, v.rule, v.logs = Status.REJECTED, "sandbox.resources", "MemoryError: the host's"
+        return v
+
+    with LocalExecutor(compile_workers=0, timing_devices=["cuda:0"], compile_cuts=False, judge_fn=judge,
+                       judges_per_device=2) as ex:
+        task = SizedTask("heavy", 8.0)
+        honest, greedy, host = (ex.submit(task, s, EvalConfig(device="cuda:0")).result(timeout=60)
+                                for s in ("honest", "greedy", "host"))
+    assert honest.status is Status.VALID and honest.evidence["judged_again_alone"]["first"]["rule"] == \
+        "sandbox.resources" and honest.evidence["gpu_memory"]["units"] == gpumem.UNITS
+    assert greedy.status is Status.REJECTED and "judged_again_alone" in greedy.evidence  # alone too: it stands
+    assert host.status is Status.REJECTED and "judged_again_alone" not in host.evidence  # not the GPU's memory
+    assert [c for c in calls if c[0] == "host"] == [("host", 9)]
+    assert [u for s, u in calls if s == "honest"] == [9, gpumem.UNITS]
