@@ -26,7 +26,6 @@ from sandbox.intake.taskcheck import (
     check_lanes,
     check_tasks,
     lookup,
-    split_over,
     store_path,
     timing_line,
     visible_gpus,
@@ -183,29 +182,29 @@ def test_answers_round_trip():
     assert TaskCheck.from_dict(json.loads(json.dumps(r.to_dict()))) == r
 
 
-def test_a_check_on_cuda_is_dealt_round_robin_over_the_visible_gpus(monkeypatch):
-    """The parts each reference worker checks, one per GPU (the workers themselves run on a GPU
-    host: test_the_check_on_cuda_at_the_default_profile)."""
+def test_the_checkers_take_the_next_task_as_each_becomes_free(monkeypatch, tmp_path):
+    """On a GPU the check runs in several reference workers per visible GPU (check_lanes), each
+    taking the next task not yet taken, in order, as it becomes free. Run here with three CPU
+    workers (the lanes a GPU host would have, made CPU ones): every task answered once, by more
+    than one worker, each answer naming its task."""
     import torch
 
-    items = [(f"t{i}", EvalConfig(device="cuda", profile="default")) for i in range(5)]
-    parts = split_over(items, ["cuda:0", "cuda:1"])
-    assert [[t for t, _ in p] for p in parts] == [["t0", "t2", "t4"], ["t1", "t3"]]
-    assert [{c.device for _, c in p} for p in parts] == [{"cuda:0"}, {"cuda:1"}]
-    assert all(c.profile == "default" for p in parts for _, c in p)
-    assert [[t for t, _ in p] for p in split_over(items[:2], ["cuda:0", "cuda:1", "cuda:2"])] == [["t0"], ["t1"]]
-    assert split_over(items, ["cuda"]) == [items] and split_over(items[:1], ["cuda:0", "cuda:1"]) == [items[:1]]
+    from sandbox.intake import taskcheck
+
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
     assert visible_gpus("cuda") == visible_gpus("cuda:1") == ["cuda:0", "cuda:1", "cuda:2"]
-    assert visible_gpus("cpu") == ["cpu"]
+    assert visible_gpus("cpu") == ["cpu"] and check_lanes("cpu") == ["cpu"]
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    assert visible_gpus("cuda") == ["cuda"]
-    # several reference workers a GPU, sharing its lock: the tasks dealt over them
-    assert check_lanes("cuda") == ["cuda"] * 3 and check_lanes("cpu") == ["cpu"]
-    assert [[t for t, _ in p] for p in split_over(items, check_lanes("cuda"))] == [["t0", "t3"], ["t1", "t4"], ["t2"]]
-    monkeypatch.setenv("KH_CHECKERS_PER_GPU", "1")
-    assert check_lanes("cuda") == ["cuda"]
+    assert visible_gpus("cuda") == ["cuda"] and check_lanes("cuda") == ["cuda"] * 3
+    monkeypatch.setenv("KH_CHECKERS_PER_GPU", "2")
+    assert check_lanes("cuda") == ["cuda"] * 2
+    monkeypatch.setattr(taskcheck, "check_lanes", lambda device: [device] * 3)
+    tasks = [load_task(p) for p in (KB_RELU, RELU_OP, DEGENERATE, KB_RELU, RELU_OP)]
+    pairs = taskcheck._run_split([(t, cpu(t, build_dir=str(tmp_path))) for t in tasks])
+    assert sorted(t.name for (t, _), _ in pairs) == sorted(t.name for t in tasks)
+    assert all(res.task == t.name and res.degenerate is (t.name == tasks[2].name) for (t, _), res in pairs), pairs
+    assert sum("start" in res.took_s for _, res in pairs) >= 2  # more than one worker started
 
 
 @pytest.fixture(scope="module")
