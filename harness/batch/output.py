@@ -44,9 +44,19 @@ def row_key(pid: str, cand_sha: str, ref_sha: str, mode: str, device: str, profi
     return sha256_bytes(blob.encode())[:16]
 
 
+TRACEBACK = "Traceback (most recent call last):"
+
+
 def short(message: str) -> str:
-    """The first non-empty line of a message, at most MESSAGE_CHARS characters."""
-    line = next((ln.strip() for ln in (message or "").splitlines() if ln.strip()), "")
+    """The first non-empty line of a message, at most MESSAGE_CHARS characters. Where that line
+    opens a Python traceback (a worker that failed to start: its log's tail), the traceback's last
+    line, the exception, stands for it: session 32's one harness error read only "candidate worker
+    failed to start: Traceback (most recent call last):"."""
+    lines = [ln.strip() for ln in (message or "").splitlines() if ln.strip()]
+    line = lines[0] if lines else ""
+    if line.endswith(TRACEBACK):
+        exc = next((ln for ln in reversed(lines[1:]) if not ln.startswith(("File ", "^", "~"))), "")
+        line = f"{line[: -len(TRACEBACK)].rstrip()} {exc}".strip()
     return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
 
 

@@ -296,3 +296,15 @@ def test_a_task_is_judged_once_its_check_passed_and_a_refusal_writes_no_row_of_t
                                progress=False), before_judging=check)
     assert seen["written_while_checking"] is True  # the first verdict did not wait for the whole check
     assert [json.loads(line)["id"] for line in rows.read_text().splitlines()] == ["a"]  # none of the refused task
+
+
+def test_a_rows_message_names_the_exception_of_a_traceback():
+    """A harness error whose text is a worker's start-up traceback: the row's one line keeps the
+    exception (the traceback's last line), not "Traceback (most recent call last):"."""
+    from harness.batch.output import short
+
+    err = ("SandboxUnavailable: candidate worker failed to start: Traceback (most recent call last):\n"
+           '  File "/x/serve.py", line 9, in main\n    w = Worker(a.role)\n        ^^^^^^\n'
+           "RuntimeError: CUDA error: out of memory\n")
+    assert short(err) == "SandboxUnavailable: candidate worker failed to start: RuntimeError: CUDA error: out of memory"
+    assert short("rejected: too slow\nmore") == "rejected: too slow" and short("") == ""
