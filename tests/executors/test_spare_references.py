@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.executors.local import LocalExecutor
 from sandbox.contract import EvalConfig, Status, load_task, spare_references
 
@@ -50,3 +52,35 @@ def test_spares_are_off_by_default_on_a_cpu_and_with_a_stand_in_judge():
     with LocalExecutor(compile_workers=0, timing_devices=["cuda:0"], compile_cuts=False,
                        judge_fn=lambda *a: None) as ex:
         assert ex._spare_devices == []
+
+
+@pytest.mark.parametrize("when", ["dead in the pool", "dies once taken"])
+def test_a_spare_that_died_is_replaced_by_the_judgements_own_worker(when, tmp_path, monkeypatch):
+    """A spare whose process is gone is never the verdict's business: one found dead in the pool is
+    closed and not taken; one that dies after it was taken (before its hello is read) is replaced
+    by a worker the judgement starts itself, and the verdict says so."""
+    import os
+    import signal
+
+    from sandbox.contract import evaluate
+    from sandbox.lane import spares
+
+    task = load_task(RELU)
+    cfg = EvalConfig(device="cpu", profile="small", allow_torch_ops=True, build_dir=str(tmp_path / "cache"))
+    key = spares.key(cfg, spares.preload_for(cfg))
+    w = spares.start(cfg, spares.preload_for(cfg))
+    os.kill(w.handle.pid, signal.SIGKILL)
+    w.handle.wait(30)
+    if when == "dead in the pool":
+        spares.put(key, w)
+    else:
+        real = spares.take
+        monkeypatch.setattr(spares, "take", lambda k: w if k == key else real(k))
+    v = evaluate(task, ALIAS.format(when), cfg)
+    assert v.status is Status.VALID, v.message
+    if when == "dead in the pool":
+        assert "reference_worker" not in v.evidence and spares.count(key) == 0
+    else:
+        assert v.evidence["reference_worker"].startswith("spare failed") and "its own started" in \
+            v.evidence["reference_worker"], v.evidence["reference_worker"]
+    w.close()
