@@ -63,8 +63,9 @@ class SpareKeeper:
     def _spare_config(self, config: EvalConfig) -> None:
         """From ``submit``: the settings the next spares are started with (a GPU judgement's with the
         compile baseline; any, when turned on explicitly)."""
-        if not self._spare_devices or not (self._spare_any or spare_references.preload_for(config)):
-            return
+        if not self._spare_devices or not (self._spare_any or (config.device.startswith("cuda")
+                                                              and spare_references.preload_for(config))):
+            return  # a CPU judgement's: a spare's start-up would run beside host timers
         with self._cv:
             self._spare_cfg = config
             self._cv.notify_all()
