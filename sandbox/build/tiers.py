@@ -167,6 +167,17 @@ def _promotable(rel: str, src_top: str) -> bool:
     return False
 
 
+def _entries(files: Any) -> dict[str, list[str]]:
+    """The build entries among ``files`` (tier-relative paths), each as the first 12 characters of
+    its key and its files' names (at most 12): what a later process finds (verdict: build_tier)."""
+    out: dict[str, list[str]] = {}
+    for rel in files:
+        head, _, rest = str(rel).partition(os.sep)
+        if _BUILD_ENTRY.fullmatch(head):
+            out.setdefault(head[:12], []).append(rest)
+    return {h: sorted(v)[:12] for h, v in sorted(out.items())}
+
+
 def _makedirs(d: str) -> None:
     """``os.makedirs`` with plain modes (0o755) whatever the umask: a jail's uid reads them."""
     if os.path.isdir(d):
@@ -292,7 +303,7 @@ class WorkTier:
             if got != (size, digest):
                 return self._drop(f"{rel} does not match its seal")
             n += size
-        return {"sealed_files": len(sealed), "seeded_bytes": n}
+        return {"sealed_files": len(sealed), "seeded_bytes": n, "entries": _entries(sealed)}
 
     # -- quota and promotion --------------------------------------------------------------
     def check_quota(self) -> None:
@@ -305,6 +316,7 @@ class WorkTier:
         TierQuotaExceeded (nothing kept) when the copy is over its quota."""
         self.check_quota()
         kept = skipped = 0
+        why_not: list[str] = []  # the first files not kept, and why (a build entry a later process cannot load)
         with self._locked():
             sealed = self._read_seal()
             if os.path.isdir(self.own) and set(_walk_regular(self.own)) != set(sealed):
@@ -315,15 +327,18 @@ class WorkTier:
             for rel in new:
                 if not _promotable(rel, self.path) or rel.split(os.sep, 1)[0] in entries:  # a sealed build: as it was
                     skipped += 1
+                    why_not.append(f"{rel[:80]}: {'sealed entry' if rel.split(os.sep, 1)[0] in entries else 'not a build'}")
                     continue
                 try:
                     sealed[rel] = list(_copy_file(os.path.join(self.path, rel), os.path.join(self.own, rel)))
                     kept += 1
-                except OSError:
+                except OSError as e:
                     skipped += 1
+                    why_not.append(f"{rel[:80]}: {e}"[:200])
             if kept:
                 self._write_seal(sealed)
-        info = {"by": by, "kept_files": kept, "not_kept": skipped}
+        info = {"by": by, "kept_files": kept, "not_kept": skipped, **({"not_kept_first": why_not[:5]} if why_not else {}),
+                "entries": _entries(sealed)}
         self.evidence.setdefault("promoted", []).append(info)
         return info
 

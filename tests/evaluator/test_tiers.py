@@ -36,14 +36,19 @@ def test_promotion_keeps_new_build_entries_only(tmp_path):
     (Path(w.path) / "torch_extensions" / "x").mkdir(parents=True)
     (Path(w.path) / "torch_extensions" / "x" / "y.so").write_bytes(b"so")
     info = w.promote("build worker")
-    assert info == {"by": "build worker", "kept_files": 3, "not_kept": 3}, info
+    assert {k: info[k] for k in ("by", "kept_files", "not_kept")} == {"by": "build worker", "kept_files": 3,
+                                                                       "not_kept": 3}, info
+    # what was not kept and why, and the sealed entries as a later process finds them (verdict: build_tier)
+    assert sorted(x.split(":")[0] for x in info["not_kept_first"]) == ["b" * 64 + "/memo", "memo",
+                                                                        "triton/k/kernel.cubin"], info
+    assert info["entries"] == {ENTRY[:12]: [".ok", "kh_x.so"]}, info
     kept = sorted(str(p.relative_to(w.own)) for p in Path(w.own).rglob("*") if p.is_file() or p.is_symlink())
     assert kept == [f"{ENTRY}/.ok", f"{ENTRY}/kh_x.so", "torch_extensions/x/y.so"]
     w.close()
     assert not os.path.exists(w.path)
     again = _tier(tmp_path)  # a later judgement's copy: the sealed files, nothing else
     got = sorted(str(p.relative_to(again.path)) for p in Path(again.path).rglob("*") if p.is_file())
-    assert got == kept and again.evidence["sealed_files"] == 3
+    assert got == kept and again.evidence["sealed_files"] == 3 and again.evidence["entries"] == info["entries"]
     again.close()
 
 
