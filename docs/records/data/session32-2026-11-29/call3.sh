@@ -13,7 +13,7 @@
 set -u
 export OUT=${OUT:-$PWD/out} N=${N:-80} JOBS=${JOBS:-8} BUDGET=${BUDGET:-430} P1_S=${P1_S:-270}; mkdir -p "$OUT"
 echo "commit ${KH_COMMIT:-?}" > "$OUT/commit.txt"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl > "$OUT/pip.txt" 2>&1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site ${WHL:-.whl}/*.whl > "$OUT/pip.txt" 2>&1
 PYTHONPATH=/tmp/site timeout 60 python3 -m pytest -q -p no:cacheprovider tests/suite/test_degenerate_tasks.py -k cuda > "$OUT/check-gpu-test.txt" 2>&1
 echo "check's GPU test: exit $?" >> "$OUT/check-gpu-test.txt"; tail -3 "$OUT/check-gpu-test.txt"
 bash harness/bench/tools/gpu_published.sh
