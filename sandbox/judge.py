@@ -119,20 +119,20 @@ class Judge(Checks, ModelSetups):
         hide = list(self.cfg.hidden_paths)
         persist = refcache.entry_dir(cache_root(self.cfg), self.task.source, self.cfg.device)
 
-        def own_reference() -> WorkerSession:
-            w = WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits,
-                              persist=persist, preload=self.baseline_compile)
-            if self.fused_src is not None:  # where the reference worker can read it: its own scratch
+        def reference(w: WorkerSession | None = None) -> WorkerSession:
+            """A spare ``w`` (adopted), or the judgement's own; the one-kernel compare placed where
+            it can read it: its own scratch."""
+            w = w or WorkerSession("reference", launcher, self.cfg.device, None, self.deadline, limits,
+                                   persist=persist, preload=self.baseline_compile)
+            if self.fused_src is not None:
                 self.fused_cmp = (fusedcompare.place(self.fused_src[0], w.scratch), self.fused_src[1])
             return w
 
         spare = spares.take(spares.key(self.cfg, self.baseline_compile))  # started ahead by an executor
         if spare is not None:
             spare.adopt(self.deadline, persist)
-            if self.fused_src is not None:
-                self.fused_cmp = (fusedcompare.place(self.fused_src[0], spare.scratch), self.fused_src[1])
             self.v.evidence["reference_worker"] = "spare"
-        self.ref = spare or own_reference()
+        self.ref = reference(spare)
         tier = self.open_tier()
         self.cand = WorkerSession("candidate", launcher, self.cfg.device, own, self.deadline, limits, hide=hide,
                                   shared=[shared, trusted, *pch.shared()], uid=outer_uid(own), cache_ro=cache_ro,
@@ -145,7 +145,7 @@ class Judge(Checks, ModelSetups):
                     raise
                 # a spare gone since it was started (nothing ran in it): this judgement starts its own
                 self.v.evidence["reference_worker"] = f"spare failed ({str(e)[:200]}); its own started"
-                self.ref = own_reference()
+                self.ref = reference()
                 self.ref.connect()
             self.cand.connect()
         except WorkerDied as e:

@@ -4,6 +4,7 @@ unit whose gate is open, and, on an idle GPU, a unit whose build has not started
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import threading
 from typing import Any
@@ -14,8 +15,8 @@ from sandbox.contract import EvalConfig, Task
 class LaneChoice:
     """Mixed into LocalExecutor, which sets ``_cv``, ``_ready`` (a heap of units), ``_to_build`` (a
     heap of (build class, seq, unit)), ``_running``, ``_open_all``, ``_open`` and
-    ``_take_unbuilt_ok``. Every method but ``gate``, ``open_judging`` and ``opened`` runs under
-    ``_cv``."""
+    ``_take_unbuilt_ok``, and ``devices``. Every method but ``gate``, ``open_judging``, ``opened`` and
+    ``lane_config`` runs under ``_cv``."""
 
     _cv: threading.Condition
     _ready: list[Any]
@@ -24,6 +25,7 @@ class LaneChoice:
     _open_all: bool
     _open: set[Any]
     _take_unbuilt_ok: bool
+    devices: list[str]
 
     @staticmethod
     def gate(task: Task, config: EvalConfig) -> tuple[Any, str]:
@@ -46,6 +48,13 @@ class LaneChoice:
         """Are units of this task and config judged now (not held)."""
         with self._cv:
             return self._open_all or self.gate(task, config) in self._open
+
+    def lane_config(self, config: EvalConfig, device: str) -> EvalConfig:
+        """The config a judgement of ``config`` on the lane ``device`` runs with (its own GPU when
+        there are several)."""
+        if config.device.startswith("cuda") and len(self.devices) > 1 and device.startswith("cuda"):
+            return dataclasses.replace(config, device=device)
+        return config
 
     def _judgeable(self, unit: Any) -> bool:
         return self._open_all or unit.gate in self._open

@@ -14,7 +14,6 @@ case with a preload to hide); ``spare_references=False`` or ``KH_SPARE_REFERENCE
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 from typing import Any
@@ -26,7 +25,7 @@ MAX_FAILED_STARTS = 3  # a device whose spares fail to start this often gets non
 
 class SpareKeeper:
     """Mixed into LocalExecutor, which sets ``_cv``, ``_closed``, ``_units``, ``_running``,
-    ``devices`` and ``judges_per_device``, calls ``_start_spares(enabled)`` after its judging
+    ``devices`` and ``judges_per_device`` and has ``lane_config`` (harness/executors/lanechoice.py), calls ``_start_spares(enabled)`` after its judging
     threads start, ``_spare_config(config)`` from ``submit`` and ``_stop_spares()`` from ``close``
     once every judgement is done (a spare's worker dies with the thread that started it)."""
 
@@ -36,6 +35,7 @@ class SpareKeeper:
     _running: dict[str, int]
     devices: list[str]
     judges_per_device: int
+    lane_config: Any
 
     def _start_spares(self, enabled: bool | None, real_judge: bool) -> None:
         env = os.environ.get("KH_SPARE_REFERENCES", "").strip()
@@ -53,18 +53,11 @@ class SpareKeeper:
         for t in self._keepers:
             t.start()
 
-    def lane_config(self, config: EvalConfig, device: str) -> EvalConfig:
-        """The config a judgement of ``config`` on the lane ``device`` runs with (its own GPU when
-        there are several)."""
-        if config.device.startswith("cuda") and len(self.devices) > 1 and device.startswith("cuda"):
-            return dataclasses.replace(config, device=device)
-        return config
-
     def _spare_config(self, config: EvalConfig) -> None:
         """From ``submit``: the settings the next spares are started with (a GPU judgement's with the
         compile baseline; any, when turned on explicitly)."""
-        if not self._spare_devices or not (self._spare_any or (config.device.startswith("cuda")
-                                                              and spare_references.preload_for(config))):
+        gpu_final = config.device.startswith("cuda") and spare_references.preload_for(config)
+        if not self._spare_devices or not (self._spare_any or gpu_final):
             return  # a CPU judgement's: a spare's start-up would run beside host timers
         with self._cv:
             self._spare_cfg = config
@@ -114,6 +107,3 @@ class SpareKeeper:
             self._cv.notify_all()
         for t in self._keepers:
             t.join()
-
-    def spare_stats(self) -> dict[str, int]:
-        return spare_references.stats()

@@ -16,8 +16,8 @@ the forward, sandbox/worker/main.py; ``keep_own`` of the first draw's output, ``
 redraw against it with the evaluator's comparison, sandbox/check/refcheck.py). Until session 31 it
 went through a judgement's ``call``, ``fetch`` and ``check``, whose inputs and first output crossed
 to the host and back (an 8 GiB input twice a draw). On a CPU one worker for all the tasks of one
-call; on a CUDA device the tasks are dealt round-robin over ``check_lanes``: every visible GPU,
-several reference workers each, side by side. The check runs at the profile and on the device kind
+call; on a CUDA device several reference workers per visible GPU (``check_lanes``), side by side,
+each taking the next task from a shared queue as it becomes free. The check runs at the profile and on the device kind
 the judgement will use; its draws' calls and comparisons hold the device's lock (on a GPU, not the
 models' constructors, which run before: ``_Held``). The seeds are fixed, so the answer is deterministic; it is kept per
 task source, device kind and profile beside the reference cache's entry
