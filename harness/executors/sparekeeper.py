@@ -25,9 +25,10 @@ MAX_FAILED_STARTS = 3  # a device whose spares fail to start this often gets non
 
 class SpareKeeper:
     """Mixed into LocalExecutor, which sets ``_cv``, ``_closed``, ``_units``, ``_running``,
-    ``devices`` and ``judges_per_device`` and has ``lane_config`` (harness/executors/lanechoice.py), calls ``_start_spares(enabled)`` after its judging
-    threads start, ``_spare_config(config)`` from ``submit`` and ``_stop_spares()`` from ``close``
-    once every judgement is done (a spare's worker dies with the thread that started it)."""
+    ``devices`` and ``judges_per_device``, has ``lane_config`` (harness/executors/lanechoice.py),
+    and calls ``_start_spares(enabled)`` after its judging threads start, ``_spare_config(config)``
+    from ``submit`` and ``_stop_spares()`` from ``close`` once every judgement is done (a spare's
+    worker dies with the thread that started it)."""
 
     _cv: threading.Condition
     _closed: bool
